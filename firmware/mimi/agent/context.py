@@ -1,0 +1,53 @@
+# Builds what Claude sees: a system prompt from flash, byte-identical while its files are unchanged.
+from mimi import platform
+from mimi.platform import const
+
+SOUL_MAX = const(8192)
+USER_MAX = const(8192)
+MEMORY_PROMPT_MAX = const(16384)
+DAILY_DAYS = const(2)  # today and yesterday
+DAILY_PROMPT_MAX = const(4096)
+_DAY_S = const(86400)
+
+_PREAMBLE = (
+    "You are Mimi, a personal assistant running as firmware on an ESP32-S3 microcontroller. "
+    "People reach you through Telegram, a web chat or the serial console; keep replies short "
+    "enough to read on a phone. Each user turn starts with a [context] line giving the current "
+    "time and channel. Below are your personality (SOUL), what you know about your owner (USER), "
+    "your long-term memory and recent daily notes, all kept on your flash.\n"
+)
+
+
+class Context:
+    def __init__(self, flash, memory):
+        self.flash = flash
+        self.memory = memory
+
+    def _section(self, title, text):
+        text = (text or "").strip()
+        return "\n# {}\n\n{}\n".format(title, text) if text else ""
+
+    def system_text(self, now=None):
+        """The system prompt as one string; depends only on the files and the date."""
+        from mimi.storage import files
+
+        now = platform.unix_time() if now is None else now
+        dates = [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
+        parts = [
+            _PREAMBLE,
+            self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
+            self._section("USER", files.read_text(self.flash.user_path, USER_MAX)),
+            self._section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
+        ]
+        for date, text in self.memory.recent_daily(dates, DAILY_PROMPT_MAX):
+            parts.append(self._section("Daily notes " + date, text))
+        return "".join(parts)
+
+    def system_blocks(self, now=None):
+        """The system prompt as API blocks, marked for prompt caching."""
+        return [{"type": "text", "text": self.system_text(now), "cache_control": {"type": "ephemeral"}}]
+
+    def user_turn(self, text, channel, now=None):
+        """The newest user message: the time lives here, never in the system prompt."""
+        stamp = "[context] {} via {}".format(platform.utc_stamp(now), channel)
+        return {"role": "user", "content": [{"type": "text", "text": stamp}, {"type": "text", "text": text}]}

@@ -1,0 +1,79 @@
+# Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
+import asyncio
+
+from mimi import VERSION, platform
+from mimi.agent.context import Context
+from mimi.agent.loop import Agent
+from mimi.bus.message import Bus
+from mimi.channels.console import Console
+from mimi.channels.dispatch import Dispatcher
+from mimi.config import Config
+from mimi.llm.claude import Claude
+from mimi.net import tls
+from mimi.net.wifi import WiFi
+from mimi.storage.layout import Flash
+from mimi.storage.memory import Memory
+from mimi.storage.sessions import Sessions
+
+DATA_ROOT = "/data"
+CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
+GC_PERIOD_S = 10
+
+
+class App:
+    def __init__(self, data_root=DATA_ROOT, cert_dirs=CERT_DIRS, overrides=None):
+        self.started_ms = platform.ticks_ms()
+        self.config = Config()
+        for ns, key, value in overrides or ():
+            self.config.override(ns, key, value)
+        self.flash = Flash(data_root)
+        created = self.flash.seed()
+        if created:
+            print("flash: first boot, wrote {}".format(", ".join(created)))
+        tls.configure(list(cert_dirs) + [self.flash.certs_dir])
+        self.bus = Bus()
+        self.memory = Memory(self.flash)
+        self.sessions = Sessions(self.flash.sessions_dir)
+        self.wifi = WiFi(self.config)
+        self.claude = Claude(self.config)
+        self.console = Console(self)
+        self.channels = {"cli": self.console}
+        self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
+                           self.channels, self.wifi.is_up)
+        self.dispatcher = Dispatcher(self.bus, self.channels)
+        self.tasks = []
+
+    def missing(self):
+        cfg = self.config
+        gaps = []
+        if not cfg.is_set("llm_config", "api_key"):
+            gaps.append("Anthropic API key (set_api_key <key>)")
+        if not cfg.get("wifi_config", "ssid") and not self.wifi.is_up():
+            gaps.append("WiFi (wifi_set <ssid> <password>)")
+        return gaps
+
+    async def _collect_garbage(self):
+        while True:
+            await asyncio.sleep(GC_PERIOD_S)
+            platform.collect()
+
+    async def main(self):
+        print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
+        self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
+        self.tasks.append(asyncio.create_task(self.agent.run()))
+        self.tasks.append(asyncio.create_task(self.dispatcher.run()))
+        self.tasks.append(asyncio.create_task(self._collect_garbage()))
+        gaps = self.missing()
+        if gaps:
+            print("setup needed: " + "; ".join(gaps))
+        if await self.wifi.connect():
+            print("ready: network up, agent listening")
+        else:
+            print("no network yet: the console works; configure WiFi with wifi_set")
+        while True:  # the main loop stays alive; later: feed the watchdog here
+            await asyncio.sleep(1)
+
+
+def run(**options):
+    app = App(**options)
+    asyncio.run(app.main())

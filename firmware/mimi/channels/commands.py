@@ -1,0 +1,181 @@
+# The serial CLI's commands: parsing, usage hints, and what each one does.
+from mimi import VERSION, platform
+from mimi.config import mask
+
+# Commands whose arguments are secrets: the console echoes stars for them.
+SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set")
+
+
+def split_args(line):
+    """Split a command line on spaces; "double" or 'single' quotes keep spaces, \\ escapes in quotes."""
+    args, current, quote, has_arg, i = [], [], None, False, 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(line):
+                i += 1
+                current.append(line[i])
+            elif ch == quote:
+                quote = None
+            else:
+                current.append(ch)
+        elif ch in "\"'":
+            quote, has_arg = ch, True
+        elif ch in " \t":
+            if has_arg or current:
+                args.append("".join(current))
+                current, has_arg = [], False
+        else:
+            current.append(ch)
+        i += 1
+    if quote:
+        raise ValueError("unclosed quote")
+    if has_arg or current:
+        args.append("".join(current))
+    return args
+
+
+class Commands:
+    def __init__(self, app, console):
+        self.app = app
+        self.console = console
+        # name: (handler, usage, fewest args, most args (-1: rest joined), description)
+        self.table = {
+            "help": (self.help, "help", 0, 0, "list the commands"),
+            "status": (self.status, "status", 0, 0, "what is configured, connected and running"),
+            "chat": (self.chat, "chat <text>", 1, -1, "talk to the agent from the console"),
+            "wifi_set": (self.wifi_set, "wifi_set <ssid> <password>", 2, 2, "save WiFi credentials and reconnect"),
+            "wifi_status": (self.wifi_status, "wifi_status", 0, 0, "WiFi connection, IP and signal"),
+            "set_tg_token": (self.setter("tg_config", "bot_token"), "set_tg_token <token>", 1, 1, "save the Telegram bot token"),
+            "set_api_key": (self.setter("llm_config", "api_key"), "set_api_key <key>", 1, 1, "save the Anthropic API key"),
+            "set_model": (self.setter("llm_config", "model"), "set_model <model_id>", 1, 1, "choose the Claude model"),
+            "set_max_tokens": (self.setter("llm_config", "max_tokens"), "set_max_tokens <n>", 1, 1, "longest reply, in tokens"),
+            "set_llm_api": (self.setter("llm_config", "api_base"), "set_llm_api <url>", 1, 1, "Anthropic API endpoint"),
+            "set_tg_api": (self.setter("tg_config", "api_base"), "set_tg_api <url>", 1, 1, "Telegram Bot API endpoint"),
+            "config_show": (self.config_show, "config_show", 0, 0, "every setting, secrets masked"),
+            "config_reset": (self.config_reset, "config_reset", 0, 0, "erase every setting (back to defaults)"),
+            "memory_read": (self.memory_read, "memory_read", 0, 0, "print MEMORY.md"),
+            "memory_write": (self.memory_write, "memory_write <text>", 1, -1, "replace MEMORY.md"),
+            "session_list": (self.session_list, "session_list", 0, 0, "list the chat sessions"),
+            "session_clear": (self.session_clear, "session_clear <chat_id>", 1, 1, "forget one chat's history"),
+            "heap_info": (self.heap_info, "heap_info", 0, 0, "free and used heap"),
+            "restart": (self.restart, "restart", 0, 0, "reboot the device"),
+        }
+
+    def out(self, text):
+        platform.console_write(text + "\n")
+
+    async def execute(self, line):
+        try:
+            args = split_args(line.strip())
+        except ValueError as exc:
+            self.out("error: {}".format(exc))
+            return
+        if not args:
+            return
+        name = args[0]
+        entry = self.table.get(name)
+        if entry is None:
+            self.out("unknown command '{}'; type help for the list".format(name))
+            return
+        handler, usage, fewest, most, _ = entry
+        rest = args[1:]
+        if len(rest) < fewest or (most >= 0 and len(rest) > most):
+            self.out("usage: {}".format(usage))
+            return
+        if most < 0:
+            rest = [" ".join(rest)]
+        try:
+            await handler(*rest)
+        except (ValueError, KeyError, OSError) as exc:
+            self.out("error: {}".format(_safe(exc)))
+
+    async def help(self):
+        width = max(len(entry[1]) for entry in self.table.values())
+        for name in sorted(self.table):
+            entry = self.table[name]
+            self.out("  {}  {}".format(entry[1] + " " * (width - len(entry[1])), entry[4]))
+
+    def setter(self, ns, key):
+        async def set_value(value):
+            self.app.config.set(ns, key, value)
+            shown = [row[2] for row in self.app.config.shown() if row[0] == ns and row[1] == key]
+            self.out("{}.{} = {} (saved; in effect now)".format(ns, key, shown[0] if shown else "?"))
+
+        return set_value
+
+    async def chat(self, text):
+        await self.console.chat(text)
+
+    async def wifi_set(self, ssid, password):
+        self.app.config.set("wifi_config", "ssid", ssid)
+        self.app.config.set("wifi_config", "password", password)
+        self.out("WiFi credentials saved for '{}' (password {}); reconnecting".format(ssid, mask(password, True)))
+
+    async def wifi_status(self):
+        for line in self.app.wifi.describe():
+            self.out(line)
+
+    async def config_show(self):
+        for ns, key, shown in self.app.config.shown():
+            self.out("  {}.{} = {}".format(ns, key, shown))
+
+    async def config_reset(self):
+        self.app.config.reset()
+        self.out("every setting erased; defaults in effect")
+
+    async def memory_read(self):
+        text = self.app.memory.read()
+        self.out(text if text else "(MEMORY.md is empty)")
+
+    async def memory_write(self, text):
+        self.app.memory.write(text + "\n")
+        self.out("MEMORY.md replaced ({} bytes)".format(len(text.encode()) + 1))
+
+    async def session_list(self):
+        rows = self.app.sessions.list()
+        if not rows:
+            self.out("(no sessions)")
+        for row in rows:
+            lines = "" if row[2] is None else ", {} lines".format(row[2])
+            self.out("  {}  ({} bytes{})".format(row[0], row[1], lines))
+
+    async def session_clear(self, chat_id):
+        removed = self.app.sessions.clear(chat_id)
+        self.out("cleared {} session file(s) for '{}'".format(removed, chat_id))
+
+    async def heap_info(self):
+        free, used = platform.heap_info()
+        if free is None:
+            self.out("heap: not measured on this runtime")
+        else:
+            self.out("heap: {} bytes free, {} used, {} total".format(free, used, free + used))
+
+    async def restart(self):
+        self.out("restarting...")
+        platform.reset()
+
+    async def status(self):
+        app = self.app
+        cfg = app.config
+        up = (platform.ticks_diff(platform.ticks_ms(), app.started_ms)) // 1000
+        self.out("MimiClaw-Py {}  up {} s".format(VERSION, up))
+        self.out("  WiFi: {}".format(app.wifi.summary()))
+        self.out("  Claude: model {} at {}, key {}".format(
+            cfg.get("llm_config", "model"), cfg.get("llm_config", "api_base"),
+            "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))
+        self.out("  Telegram: token {}".format(
+            "set" if cfg.is_set("tg_config", "bot_token") else "not set (set_tg_token <token>)"))
+        agent = app.agent
+        self.out("  Agent: {} turns, {} failed, {}".format(
+            agent.turns, agent.failures, "busy" if agent.busy_with else "idle"))
+        self.out("  Queues: inbound {}/{}, outbound {}/{}".format(
+            app.bus.inbound.qsize(), app.bus.inbound.maxsize, app.bus.outbound.qsize(), app.bus.outbound.maxsize))
+        free, used = platform.heap_info()
+        if free is not None:
+            self.out("  Heap: {} free, {} used".format(free, used))
+
+
+def _safe(exc):
+    # Exception text from the config layer never holds a secret; others are shown by type and text.
+    return str(exc) or exc.__class__.__name__

@@ -1,0 +1,103 @@
+# The serial console: a line editor on the non-blocking stdin stream, and the `cli` channel of the bus.
+import asyncio
+
+from mimi import platform
+from mimi.bus.message import Message
+from mimi.channels.commands import SECRET_COMMANDS, Commands
+from mimi.platform import const
+
+PROMPT = "mimi> "
+LINE_MAX = const(1024)  # longest console line accepted
+CHAT_ID = "console"
+REPLY_TIMEOUT_S = const(600)
+_BACKSPACES = (8, 127)
+_CTRL_C = const(3)
+
+
+class Console:
+    """Serial CLI task plus the `cli` channel: replies stream straight to the console."""
+
+    def __init__(self, app):
+        self.app = app
+        self.commands = Commands(app, self)
+        self._reply_done = asyncio.Event()
+        self._streaming = False
+        self._last_cr = False
+
+    # -- the cli channel --
+    async def on_start(self, chat_id):
+        self._streaming = False
+
+    async def on_delta(self, chat_id, text):
+        if not self._streaming:
+            self._streaming = True
+            platform.console_write("mimi: ")
+        platform.console_write(text)
+
+    async def send(self, message):
+        meta = message.meta or {}
+        if meta.get("kind") == "error":
+            if self._streaming:
+                platform.console_write("\n")
+            platform.console_write("error: {}\n".format(message.content))
+        elif self._streaming:
+            platform.console_write("\n")
+        else:
+            platform.console_write("mimi: {}\n".format(message.content))
+        self._streaming = False
+        self._reply_done.set()
+
+    async def chat(self, text):
+        """Send text to the agent as the console user and wait until the reply is shown."""
+        self._reply_done.clear()
+        await self.app.bus.inbound.put(Message("cli", CHAT_ID, text))
+        try:
+            await asyncio.wait_for(self._reply_done.wait(), REPLY_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            platform.console_write("error: no reply within {} s\n".format(REPLY_TIMEOUT_S))
+
+    # -- the line editor --
+    async def run(self):
+        reader = await platform.console_reader()
+        platform.console_write(PROMPT)
+        line = bytearray()
+        while True:
+            byte = await reader.read(1)
+            if not byte:
+                platform.console_write("\n(console input closed; the firmware keeps running)\n")
+                return
+            code = byte[0]
+            if code in (10, 13):
+                if code == 10 and self._last_cr and not line:
+                    self._last_cr = False
+                    continue
+                self._last_cr = code == 13
+                if platform.CONSOLE_ECHO:
+                    platform.console_write("\r\n")
+                text = bytes(line).decode("utf-8", "replace") if line else ""
+                line = bytearray()
+                await self.commands.execute(text)
+                platform.console_write(PROMPT)
+            elif code in _BACKSPACES:
+                if line:
+                    while line and (line[-1] & 0xC0) == 0x80:  # drop a whole UTF-8 character
+                        line.pop()
+                    line.pop()
+                    if platform.CONSOLE_ECHO:
+                        platform.console_write("\b \b")
+            elif code == _CTRL_C:
+                line = bytearray()
+                platform.console_write("^C\n" + PROMPT)
+            elif code >= 32 or code == 9:
+                if len(line) >= LINE_MAX:
+                    continue  # over the cap: ignored, the line stays as typed so far
+                line.append(code)
+                if platform.CONSOLE_ECHO:
+                    secret = _is_secret_line(line)
+                    platform.console_write("*" if secret and code != 32 else byte.decode("utf-8", "ignore"))
+
+
+def _is_secret_line(line):
+    # Echo stars, not the secret, once a secret-setting command has its name typed.
+    head = bytes(line).split(b" ", 1)
+    return len(head) > 1 and head[0].decode() in SECRET_COMMANDS

@@ -1,0 +1,26 @@
+# Routes every outbound reply to the channel it came from; a failing channel never stops the others.
+from mimi import platform
+
+
+class Dispatcher:
+    def __init__(self, bus, channels):
+        self.bus = bus
+        self.channels = channels
+        self.sent = 0
+        self.failed = 0
+
+    async def run(self):
+        while True:
+            message = await self.bus.outbound.get()
+            channel = self.channels.get(message.channel)
+            if channel is None:
+                self.failed += 1
+                print("dispatch: no channel '{}' for a reply to {}".format(message.channel, message.chat_id))
+                continue
+            try:
+                await channel.send(message)
+                self.sent += 1
+            except Exception as exc:
+                self.failed += 1
+                print("dispatch: {} could not deliver to {}: {}".format(message.channel, message.chat_id, exc))
+                platform.print_exception(exc)

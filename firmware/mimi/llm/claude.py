@@ -1,0 +1,115 @@
+# The Anthropic Messages API over SSE: request, retries before the first delta, clear errors for the user.
+import asyncio
+import json
+import os
+
+from mimi.llm.errors import ClaudeError, from_response, from_stream_error
+from mimi.llm.sse import SSEParser
+from mimi.llm.stream import MessageAssembler, StreamError
+from mimi.net import http
+from mimi.platform import const
+
+API_VERSION = "2023-06-01"
+MAX_ATTEMPTS = const(4)  # one try plus three retries
+BACKOFF_FIRST_MS = const(500)
+BACKOFF_MAX_MS = const(8000)
+RETRY_AFTER_MAX_S = const(60)
+STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long: the stream is dead
+SSE_LINE_MAX = const(16384)
+ERROR_BODY_MAX = const(8192)
+RETRY_STATUSES = (408, 409, 429, 500, 502, 503, 504, 529)
+
+
+def _json_pieces(system, messages, tools, model, max_tokens):
+    # The body as a list of byte pieces, one per message: never one big string.
+    head = {"model": model, "max_tokens": max_tokens, "stream": True, "system": system}
+    if tools:
+        head["tools"] = tools
+    text = json.dumps(head)
+    pieces = [text[:-1].encode(), b', "messages": [']
+    for i, message in enumerate(messages):
+        if i:
+            pieces.append(b",")
+        pieces.append(json.dumps(message).encode())
+    pieces.append(b"]}")
+    return pieces
+
+
+class Claude:
+    """Reads key, model, endpoint and max_tokens from the config at every call: settings apply at once."""
+
+    def __init__(self, config):
+        self.config = config
+        self.last_usage = None
+
+    async def stream(self, system, messages, tools=None, on_delta=None):
+        """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
+
+        `on_delta(text)` is awaited for every text delta. Raises ClaudeError with a message for the user."""
+        cfg = self.config
+        api_key = cfg.get("llm_config", "api_key")
+        if not api_key:
+            raise ClaudeError("no_api_key", "No Anthropic API key is set. Set one with: set_api_key <key>")
+        model = cfg.get("llm_config", "model")
+        url = cfg.get("llm_config", "api_base").rstrip("/") + "/v1/messages"
+        headers = {
+            "x-api-key": api_key,
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        }
+        body = _json_pieces(system, messages, tools, model, cfg.get("llm_config", "max_tokens"))
+        delay = BACKOFF_FIRST_MS
+        attempt = 1
+        while True:
+            streamed = [False]
+            try:
+                return await self._attempt(url, headers, body, model, on_delta, streamed)
+            except ClaudeError as exc:
+                if streamed[0] or not exc.retryable or attempt >= MAX_ATTEMPTS:
+                    if exc.retryable and attempt > 1 and not streamed[0]:
+                        exc.message += " (tried {} times)".format(attempt)
+                    raise
+                wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
+                if exc.retry_after is not None:
+                    wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
+                print("Claude: {}; retrying in {} ms".format(exc.kind, wait))
+                await asyncio.sleep(wait / 1000)
+                delay = min(delay * 2, BACKOFF_MAX_MS)
+                attempt += 1
+
+    async def _attempt(self, url, headers, body, model, on_delta, streamed):
+        try:
+            response = await http.request("POST", url, headers, body, STREAM_IDLE_TIMEOUT_S)
+        except http.HTTPError as exc:
+            raise ClaudeError("network", "Cannot reach the Anthropic API: {}".format(exc), retryable=True)
+        try:
+            if response.status != 200:
+                raw = await response.read(ERROR_BODY_MAX)
+                raise from_response(response.status, response.headers, raw, model)
+            parser = SSEParser()
+            assembler = MessageAssembler()
+            while not assembler.done:
+                line = await response.readline(SSE_LINE_MAX)
+                if line is None:
+                    raise ClaudeError(
+                        "cut", "The connection to Claude closed before the reply was complete.", True
+                    )
+                event = parser.feed(line)
+                if event is None:
+                    continue
+                delta = assembler.handle(event[0], event[1])
+                if delta:
+                    streamed[0] = True
+                    if on_delta:
+                        await on_delta(delta)
+            self.last_usage = assembler.usage
+            return assembler
+        except StreamError as exc:
+            raise from_stream_error(exc)
+        except http.HTTPError as exc:
+            raise ClaudeError("network", "The connection to Claude failed: {}".format(exc), True)
+        except ValueError as exc:  # an SSE event over its cap, or bad bytes
+            raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc))
+        finally:
+            await response.aclose()

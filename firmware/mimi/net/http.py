@@ -1,0 +1,246 @@
+# A small streaming HTTP/1.1 client on asyncio streams: TLS verified, bounded lines, every wait timed out.
+import asyncio
+
+from mimi.net import tls
+from mimi.platform import const
+
+CONNECT_TIMEOUT_S = const(15)  # TCP connect plus TLS handshake
+READ_TIMEOUT_S = const(60)  # longest silence between two reads of a response
+HEADER_LINE_MAX = const(2048)
+HEADERS_MAX = const(48)
+LINE_MAX = const(16384)  # longest body line the line reader returns
+_READ_CHUNK = const(512)
+
+
+class HTTPError(OSError):
+    """The exchange failed before a complete response: unreachable, TLS refused, timed out, malformed."""
+
+
+class LineTooLong(HTTPError):
+    pass
+
+
+def split_url(url):
+    """'https://host:port/path?q' -> (is_tls, host, port, '/path?q')."""
+    if url.startswith("https://"):
+        tls_on, rest, port = True, url[8:], 443
+    elif url.startswith("http://"):
+        tls_on, rest, port = False, url[7:], 80
+    else:
+        raise ValueError("URL must start with http:// or https://: {}".format(url))
+    slash = rest.find("/")
+    hostport, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
+    host = hostport
+    if ":" in hostport:
+        host, port_text = hostport.rsplit(":", 1)
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise ValueError("bad port in URL: {}".format(url))
+    if not host:
+        raise ValueError("no host in URL: {}".format(url))
+    return tls_on, host, port, path
+
+
+async def _timed(awaitable, seconds, what):
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except asyncio.TimeoutError:
+        raise HTTPError("timed out {} after {} s".format(what, seconds))
+
+
+class Response:
+    """Status and headers, then the body streamed through read_some/readline/read."""
+
+    def __init__(self, reader, writer, host, read_timeout):
+        self._reader = reader
+        self._writer = writer
+        self._host = host
+        self._timeout = read_timeout
+        self._buf = b""  # raw bytes received and not yet consumed
+        self._eof = False
+        self._chunked = False
+        self._remaining = -1  # body bytes left (Content-Length or current chunk); -1 unknown
+        self._body_done = False
+        self._line = b""  # decoded body bytes held by readline
+        self.status = 0
+        self.reason = ""
+        self.headers = {}
+
+    async def _fill(self):
+        if self._eof:
+            return False
+        data = await _timed(self._reader.read(_READ_CHUNK), self._timeout, "reading from " + self._host)
+        if not data:
+            self._eof = True
+            return False
+        self._buf += data
+        return True
+
+    async def _raw_line(self, limit):
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                line, self._buf = self._buf[:i], self._buf[i + 1 :]
+                return line[:-1] if line.endswith(b"\r") else line
+            if len(self._buf) > limit:
+                raise LineTooLong("line from {} longer than {} bytes".format(self._host, limit))
+            if not await self._fill():
+                raise HTTPError("connection to {} closed mid-response".format(self._host))
+
+    async def _read_head(self):
+        status_line = await self._raw_line(HEADER_LINE_MAX)
+        parts = status_line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+            raise HTTPError("not an HTTP response from {}".format(self._host))
+        try:
+            self.status = int(parts[1])
+        except ValueError:
+            raise HTTPError("bad status line from {}".format(self._host))
+        self.reason = parts[2].decode() if len(parts) > 2 else ""
+        while True:
+            line = await self._raw_line(HEADER_LINE_MAX)
+            if not line:
+                break
+            if len(self.headers) >= HEADERS_MAX:
+                raise HTTPError("too many headers from {}".format(self._host))
+            name, _, value = line.partition(b":")
+            self.headers[name.strip().lower().decode()] = value.strip().decode()
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            self._chunked = True
+            self._remaining = 0
+        elif "content-length" in self.headers:
+            self._remaining = int(self.headers["content-length"])
+            self._body_done = self._remaining == 0
+
+    async def read_some(self, limit=_READ_CHUNK):
+        """Up to `limit` decoded body bytes; b'' at the end of the body."""
+        if self._line:  # bytes the line reader holds come first
+            data, self._line = self._line[:limit], self._line[limit:]
+            return data
+        return await self._body_bytes(limit)
+
+    async def _body_bytes(self, limit):
+        if self._body_done:
+            return b""
+        if self._chunked and self._remaining == 0:
+            size_line = await self._raw_line(HEADER_LINE_MAX)
+            try:
+                self._remaining = int(size_line.split(b";")[0].strip(), 16)
+            except ValueError:
+                raise HTTPError("bad chunk header from {}".format(self._host))
+            if self._remaining == 0:
+                await self._raw_line(HEADER_LINE_MAX)  # the empty line after the last chunk
+                self._body_done = True
+                return b""
+        if not self._buf and not await self._fill():
+            if self._remaining < 0:  # body delimited by connection close
+                self._body_done = True
+                return b""
+            raise HTTPError("connection to {} closed mid-body".format(self._host))
+        take = len(self._buf) if self._remaining < 0 else min(len(self._buf), self._remaining)
+        take = min(take, limit)
+        data, self._buf = self._buf[:take], self._buf[take:]
+        if self._remaining > 0:
+            self._remaining -= take
+            if self._remaining == 0:
+                if self._chunked:
+                    await self._raw_line(HEADER_LINE_MAX)  # CRLF closing the chunk
+                else:
+                    self._body_done = True
+        return data
+
+    async def readline(self, limit=LINE_MAX):
+        """The next body line as str (no line end), None at the end of the body."""
+        while True:
+            i = self._line.find(b"\n")
+            if i >= 0:
+                line, self._line = self._line[:i], self._line[i + 1 :]
+                return (line[:-1] if line.endswith(b"\r") else line).decode()
+            if len(self._line) > limit:
+                raise LineTooLong("line from {} longer than {} bytes".format(self._host, limit))
+            data = await self._body_bytes(_READ_CHUNK)
+            if not data:
+                line, self._line = self._line, b""
+                return line.decode() if line else None
+            self._line += data
+
+    async def read(self, limit):
+        """The whole body (at most `limit` bytes, else HTTPError)."""
+        parts = []
+        total = 0
+        while True:
+            data = await self.read_some()
+            if not data:
+                return b"".join(parts)
+            total += len(data)
+            if total > limit:
+                raise HTTPError("response from {} larger than {} bytes".format(self._host, limit))
+            parts.append(data)
+
+    async def aclose(self):
+        try:
+            self._writer.close()
+            await self._writer.wait_closed()
+        except Exception:  # the peer may be gone already
+            pass
+
+
+async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOUT_S):
+    """Send one request (Connection: close) and return the Response once its headers arrived.
+
+    `body` is bytes or a list of bytes pieces (written one by one, never joined)."""
+    tls_on, host, port, path = split_url(url)
+    pieces = [] if body is None else ([body] if isinstance(body, (bytes, bytearray)) else body)
+    length = 0
+    for piece in pieces:
+        length += len(piece)
+    try:
+        if tls_on:
+            connecting = asyncio.open_connection(host, port, ssl=tls.context(), server_hostname=host)
+        else:
+            connecting = asyncio.open_connection(host, port)
+        reader, writer = await _timed(connecting, CONNECT_TIMEOUT_S, "connecting to " + host)
+    except HTTPError:
+        raise
+    except OSError as exc:
+        raise HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
+    except ValueError as exc:  # MicroPython reports TLS verification failures as ValueError
+        raise HTTPError("TLS with {} refused: {}".format(host, str(exc).strip()))
+    response = Response(reader, writer, host, read_timeout)
+    try:
+        head = "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n".format(
+            method, path, host, length
+        )
+        writer.write(head.encode())
+        for name in headers or ():
+            writer.write("{}: {}\r\n".format(name, headers[name]).encode())
+        writer.write(b"\r\n")
+        for piece in pieces:
+            writer.write(piece)
+            await _timed(writer.drain(), read_timeout, "sending to " + host)
+        await _timed(writer.drain(), read_timeout, "sending to " + host)
+        await response._read_head()
+    except BaseException as exc:
+        await response.aclose()
+        if isinstance(exc, OSError) and not isinstance(exc, HTTPError):
+            raise HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
+        if isinstance(exc, ValueError):  # MicroPython: TLS verification fails at first use
+            raise HTTPError("TLS with {} refused: {}".format(host, str(exc).strip()))
+        raise
+    return response
+
+
+_ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
+
+
+def _os_reason(exc):
+    text = str(exc)
+    if "CERTIFICATE" in text.upper():
+        return "TLS certificate not trusted: " + text
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(exc, "errno", None)
+    if code in _ERRNO_TEXT:
+        return _ERRNO_TEXT[code]
+    if code is not None and code < 0:  # getaddrinfo failures
+        return "host name not found"
+    return text or exc.__class__.__name__

@@ -1,0 +1,130 @@
+# Every difference between the chip and the laptop lives here, and only here.
+import sys
+import time
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(value):
+        return value
+
+
+import esp32  # noqa: E402  (the real module on the chip, host_sim/standins on the laptop)
+import machine  # noqa: E402
+import network  # noqa: E402
+
+NVS = esp32.NVS
+
+# The ESP32 RTC counts from 2000-01-01; Unix time from 1970-01-01.
+_EPOCH_OFFSET = 946684800 if time.gmtime(0)[0] == 2000 else 0
+
+if hasattr(time, "ticks_ms"):
+    ticks_ms = time.ticks_ms
+    ticks_diff = time.ticks_diff
+    ticks_add = time.ticks_add
+else:  # CPython: monotonic milliseconds, no wrap-around
+
+    def ticks_ms():
+        return time.monotonic_ns() // 1000000
+
+    def ticks_diff(a, b):
+        return a - b
+
+    def ticks_add(a, delta):
+        return a + delta
+
+
+def unix_time():
+    """Seconds since 1970-01-01 UTC, on both epochs."""
+    return int(time.time()) + _EPOCH_OFFSET
+
+
+def utc_date(unix=None):
+    """'YYYY-MM-DD' (UTC) for a Unix time, default now."""
+    t = time.gmtime((unix_time() if unix is None else unix) - _EPOCH_OFFSET)
+    return "{:04d}-{:02d}-{:02d}".format(t[0], t[1], t[2])
+
+
+def utc_stamp(unix=None):
+    """'YYYY-MM-DD HH:MM UTC' for a Unix time, default now."""
+    t = time.gmtime((unix_time() if unix is None else unix) - _EPOCH_OFFSET)
+    return "{:04d}-{:02d}-{:02d} {:02d}:{:02d} UTC".format(t[0], t[1], t[2], t[3], t[4])
+
+
+try:
+    import gc
+
+    _mem_free = gc.mem_free
+    _mem_alloc = gc.mem_alloc
+except AttributeError:  # CPython has no GC heap figures
+    _mem_free = _mem_alloc = None
+
+
+def heap_info():
+    """(free, allocated) bytes of the GC heap, or (None, None) where unknown."""
+    if _mem_free is None:
+        return None, None
+    return _mem_free(), _mem_alloc()
+
+
+def collect():
+    gc.collect()
+
+
+def reset():
+    """Reboot the chip (on the laptop: restart the firmware process's main)."""
+    machine.reset()
+
+
+def wlan():
+    return network.WLAN(network.STA_IF)
+
+
+def print_exception(exc):
+    try:
+        sys.print_exception(exc)
+    except AttributeError:  # CPython
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+
+
+def console_write(text):
+    """Write to the serial console at once (also when stdout is a pipe)."""
+    sys.stdout.write(text)
+    flush = getattr(sys.stdout, "flush", None)
+    if flush:
+        flush()
+
+
+async def console_reader():
+    """An asyncio stream over the console's input; read(1) never blocks the loop."""
+    import asyncio
+
+    loop = asyncio.get_event_loop()
+    connect = getattr(loop, "connect_read_pipe", None)
+    if connect is None:  # MicroPython: the stdin stream is pollable
+        return asyncio.StreamReader(sys.stdin.buffer)
+    import os
+
+    # CPython: a duplicate of stdin, so closing this loop (a soft reset) leaves stdin open.
+    pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    reader = asyncio.StreamReader()
+    try:
+        await connect(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    except ValueError:  # stdin is a regular file: reads never block, so plain reads will do
+        return _FileReader(pipe)
+    return reader
+
+
+class _FileReader:
+    def __init__(self, f):
+        self._f = f
+
+    async def read(self, n):
+        return self._f.read(n)
+
+
+# The chip's serial console does not echo what is typed; the laptop's terminal does.
+CONSOLE_ECHO = sys.platform == "esp32"

@@ -1,0 +1,107 @@
+# Runs the firmware on a laptop, unchanged, under `micropython` or `python3` (from the repository root).
+#   run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N] [--api-key-env NAME]
+import os
+import sys
+
+USAGE = (
+    "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
+    " [--api-key-env NAME]"
+)
+
+
+def _repo_root():
+    script = sys.argv[0] if sys.argv and sys.argv[0] else "host_sim/run.py"
+    parts = script.replace("\\", "/").split("/")
+    root = "/".join(parts[:-2])
+    return root or "."
+
+
+def _venv_site_packages(root):
+    # microdot and other pure-Python firmware dependencies come from the project's venv.
+    lib = root + "/.venv/lib"
+    try:
+        names = os.listdir(lib)
+    except OSError:
+        return None
+    for name in names:
+        if name.startswith("python3"):
+            return lib + "/" + name + "/site-packages"
+    return None
+
+
+def _parse(argv):
+    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None}
+    i = 0
+    while i < len(argv):
+        name = argv[i][2:] if argv[i].startswith("--") else None
+        if name not in opts or i + 1 >= len(argv):
+            raise ValueError(USAGE)
+        opts[name] = argv[i + 1]
+        i += 2
+    if not opts["flash"]:
+        raise ValueError(USAGE)
+    return opts
+
+
+def _mkdirs(path):
+    built = ""
+    for part in path.split("/"):
+        built = built + part + "/" if built or part else "/"
+        if part:
+            try:
+                os.mkdir(built)
+            except OSError:
+                pass
+
+
+def main():
+    try:
+        opts = _parse(sys.argv[1:])
+    except ValueError as exc:
+        print(exc)
+        sys.exit(2)
+    root = _repo_root()
+    sys.path.insert(0, root + "/firmware")
+    sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
+    site = _venv_site_packages(root)
+    if site:
+        sys.path.append(site)
+    if hasattr(sys.stdout, "reconfigure"):  # CPython: flush each line, also into a pipe
+        sys.stdout.reconfigure(line_buffering=True)
+
+    import asyncio
+
+    import esp32
+    import machine
+
+    flash = opts["flash"].rstrip("/") or "/"
+    _mkdirs(flash)
+    overrides = []
+    if opts["anthropic-api"]:
+        overrides.append(("llm_config", "api_base", opts["anthropic-api"]))
+    if opts["telegram-api"]:
+        overrides.append(("tg_config", "api_base", opts["telegram-api"]))
+    if opts["ws-port"]:
+        overrides.append(("gw_config", "ws_port", opts["ws-port"]))
+    if opts["api-key-env"]:
+        key = os.getenv(opts["api-key-env"])
+        if key:
+            overrides.append(("llm_config", "api_key", key))
+
+    from mimi import app
+
+    while True:
+        esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
+        firmware = app.App(data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides)
+        try:
+            asyncio.run(firmware.main())
+        except machine.ResetRequested:
+            print("--- reset ---")
+            asyncio.new_event_loop().close()  # MicroPython: drops every task of the previous boot
+            continue
+        except KeyboardInterrupt:
+            print("\nstopped")
+            return
+
+
+main()

@@ -1,0 +1,132 @@
+# The streaming HTTP client against real loopback sockets (asyncio.start_server runs on both runtimes).
+import asyncio
+import os
+
+from support import raises, run
+
+from mimi.net import http
+
+
+def _port():
+    return 20000 + (os.urandom(2)[0] << 5) + os.urandom(1)[0] % 32
+
+
+async def _serve(reply_chunks, port, delay=0.0, record=None):
+    async def handle(reader, writer):
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = await reader.read(256)
+            if not data:
+                break
+            head += data
+        if record is not None:
+            record.append(head)
+        text = head.decode()
+        if "Content-Length: " in text:  # read the body too, as a real server does
+            want = int(text.split("Content-Length: ")[1].split("\r\n")[0]) - len(head.split(b"\r\n\r\n", 1)[1])
+            while want > 0:
+                want -= len(await reader.read(want))
+        for chunk in reply_chunks:
+            writer.write(chunk)
+            await writer.drain()
+            if delay:
+                await asyncio.sleep(delay)
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()  # MicroPython closes the socket here, not in close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", port)
+
+
+def _exchange(reply_chunks, fn, delay=0.0, record=None):
+    async def main():
+        port = _port()
+        server = await _serve(reply_chunks, port, delay, record)
+        try:
+            return await fn("http://127.0.0.1:{}/v1/x?y=1".format(port))
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    return run(main())
+
+
+def test_split_url():
+    assert http.split_url("https://api.anthropic.com/v1/messages") == (True, "api.anthropic.com", 443, "/v1/messages")
+    assert http.split_url("http://127.0.0.1:8089") == (False, "127.0.0.1", 8089, "/")
+    raises(ValueError, http.split_url, "ftp://x")
+    raises(ValueError, http.split_url, "http://:80/")
+
+
+def test_content_length_body_and_request_head():
+    record = []
+
+    async def fn(url):
+        r = await http.request("POST", url, {"x-k": "v"}, [b'{"a":', b"1}"])
+        return r.status, r.headers.get("content-type"), await r.read(100)
+
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"]
+    assert _exchange(reply, fn, record=record) == (200, "text/plain", b"hello")
+    head = record[0].decode()
+    assert head.startswith("POST /v1/x?y=1 HTTP/1.1\r\n")
+    assert "Content-Length: 7\r\n" in head and "x-k: v\r\n" in head
+
+
+def test_chunked_body_lines_split_across_chunks():
+    body = [b"4\r\nab\nc\r\n", b"6\r\nd\r\nef\n\r\n", b"3\r\nghi\r\n0\r\n\r\n"]
+
+    async def fn(url):
+        r = await http.request("GET", url)
+        lines = []
+        while True:
+            line = await r.readline()
+            if line is None:
+                return lines
+            lines.append(line)
+
+    reply = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"] + body
+    assert _exchange(reply, fn, delay=0.01) == ["ab", "cd", "ef", "ghi"]
+
+
+def test_line_over_cap_is_an_error_not_a_memory_blowup():
+    async def fn(url):
+        r = await http.request("GET", url)
+        await r.readline(100)
+
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n" + b"x" * 300]
+    exc = raises(http.LineTooLong, _exchange, reply, fn)
+    assert "longer than 100 bytes" in str(exc)
+
+
+def test_body_over_cap_is_refused():
+    async def fn(url):
+        r = await http.request("GET", url)
+        await r.read(10)
+
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n" + b"y" * 20]
+    assert "larger than 10 bytes" in str(raises(http.HTTPError, _exchange, reply, fn))
+
+
+def test_connection_closed_mid_body_is_reported():
+    async def fn(url):
+        r = await http.request("GET", url)
+        await r.read(100)
+
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort"]
+    assert "closed mid-body" in str(raises(http.HTTPError, _exchange, reply, fn))
+
+
+def test_unreachable_host_is_a_clear_error():
+    async def fn():
+        await http.request("GET", "http://127.0.0.1:{}/".format(_port()))
+
+    exc = raises(http.HTTPError, run, fn())
+    assert "cannot reach 127.0.0.1" in str(exc) and "refused" in str(exc)
+
+
+def test_silent_server_times_out():
+    async def fn(url):
+        await http.request("GET", url, read_timeout=0.3)
+
+    reply = [b"", b"HTTP/1.1 200 OK\r\n\r\n"]
+    assert "timed out" in str(raises(http.HTTPError, _exchange, reply, fn, delay=1.0))
