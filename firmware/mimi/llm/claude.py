@@ -17,7 +17,8 @@ RETRY_AFTER_MAX_S = const(60)
 STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long: the stream is dead
 SSE_LINE_MAX = const(16384)
 ERROR_BODY_MAX = const(8192)
-RETRY_STATUSES = (408, 409, 429, 500, 502, 503, 504, 529)
+_TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
+_CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
 
 
 def _json_pieces(system, messages, tools, model, max_tokens):
@@ -81,6 +82,8 @@ class Claude:
     async def _attempt(self, url, headers, body, model, on_delta, streamed):
         try:
             response = await http.request("POST", url, headers, body, STREAM_IDLE_TIMEOUT_S)
+        except http.TLSError as exc:
+            raise ClaudeError("tls", "Cannot reach the Anthropic API: {}. {}".format(exc, _TLS_HINT))
         except http.HTTPError as exc:
             raise ClaudeError("network", "Cannot reach the Anthropic API: {}".format(exc), retryable=True)
         try:
@@ -92,9 +95,7 @@ class Claude:
             while not assembler.done:
                 line = await response.readline(SSE_LINE_MAX)
                 if line is None:
-                    raise ClaudeError(
-                        "cut", "The connection to Claude closed before the reply was complete.", True
-                    )
+                    raise ClaudeError("cut", _CUT_MESSAGE.format("the stream ended early"), True)
                 event = parser.feed(line)
                 if event is None:
                     continue
@@ -108,7 +109,7 @@ class Claude:
         except StreamError as exc:
             raise from_stream_error(exc)
         except http.HTTPError as exc:
-            raise ClaudeError("network", "The connection to Claude failed: {}".format(exc), True)
+            raise ClaudeError("cut", _CUT_MESSAGE.format(exc), True)
         except ValueError as exc:  # an SSE event over its cap, or bad bytes
             raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc))
         finally:

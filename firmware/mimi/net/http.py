@@ -20,6 +20,10 @@ class LineTooLong(HTTPError):
     pass
 
 
+class TLSError(HTTPError):
+    """The server's certificate was not trusted: retrying will not help."""
+
+
 def split_url(url):
     """'https://host:port/path?q' -> (is_tls, host, port, '/path?q')."""
     if url.startswith("https://"):
@@ -203,10 +207,8 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
         reader, writer = await _timed(connecting, CONNECT_TIMEOUT_S, "connecting to " + host)
     except HTTPError:
         raise
-    except OSError as exc:
-        raise HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
-    except ValueError as exc:  # MicroPython reports TLS verification failures as ValueError
-        raise HTTPError("TLS with {} refused: {}".format(host, str(exc).strip()))
+    except (OSError, ValueError) as exc:
+        raise _connect_error(exc, host, port)
     response = Response(reader, writer, host, read_timeout)
     try:
         head = "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n".format(
@@ -223,10 +225,8 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
         await response._read_head()
     except BaseException as exc:
         await response.aclose()
-        if isinstance(exc, OSError) and not isinstance(exc, HTTPError):
-            raise HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
-        if isinstance(exc, ValueError):  # MicroPython: TLS verification fails at first use
-            raise HTTPError("TLS with {} refused: {}".format(host, str(exc).strip()))
+        if isinstance(exc, (OSError, ValueError)) and not isinstance(exc, HTTPError):
+            raise _connect_error(exc, host, port)  # MicroPython: TLS fails at first use
         raise
     return response
 
@@ -234,10 +234,16 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
 _ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
 
 
+def _connect_error(exc, host, port):
+    text = str(exc).strip()
+    # MicroPython reports certificate failures as ValueError, CPython as ssl.SSLError (an OSError).
+    if isinstance(exc, ValueError) or "CERTIFICATE" in text.upper():
+        return TLSError("the TLS certificate of {} is not trusted ({})".format(host, text))
+    return HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
+
+
 def _os_reason(exc):
     text = str(exc)
-    if "CERTIFICATE" in text.upper():
-        return "TLS certificate not trusted: " + text
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(exc, "errno", None)
     if code in _ERRNO_TEXT:
         return _ERRNO_TEXT[code]

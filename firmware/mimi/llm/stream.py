@@ -1,0 +1,261 @@
+# Assembles the events of a streamed Claude Messages API reply into content blocks and usage.
+import json
+
+from mimi.platform import const
+
+# Most characters of text one reply may carry (all text blocks together).
+TEXT_MAX = const(64 * 1024)
+# Most characters of JSON one tool call's input may take.
+TOOL_INPUT_MAX = const(16 * 1024)
+
+# The usage counters a reply reports; message_start gives them, message_delta updates them.
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+_KNOWN_EVENTS = (
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "error",
+)
+
+
+class StreamError(Exception):
+    """The reply stream failed: the API reported an error, or the stream broke the protocol."""
+
+    def __init__(self, kind, message):
+        super().__init__("{}: {}".format(kind, message))
+        self.kind = kind  # the API error type ("overloaded_error", ...) or one of ours
+        self.message = message
+
+
+def _bad(message):
+    return StreamError("bad_event", message)
+
+
+def _get(obj, key, kind, what):
+    """obj[key] checked to be of type kind; a clear StreamError when it is missing or wrong."""
+    value = obj.get(key)
+    if not isinstance(value, kind):
+        raise _bad("{} has no valid '{}'".format(what, key))
+    return value
+
+
+class _TextBlock:
+    def __init__(self):
+        self.pieces = []
+
+
+class _ToolBlock:
+    def __init__(self, block_id, name, start_input):
+        self.id = block_id
+        self.name = name
+        self.start_input = start_input
+        self.pieces = []  # partial_json strings, joined and parsed once at content_block_stop
+        self.size = 0
+
+
+class MessageAssembler:
+    """Feed it (event_name, data) pairs from SSEParser; it builds the reply as it streams.
+
+    handle() returns the text of a text_delta (to show as it arrives) or None.
+    After message_stop: content (blocks to send back on a tool round), text, tool_calls,
+    stop_reason, usage, message_id, model.
+    """
+
+    def __init__(self, text_max=TEXT_MAX, tool_input_max=TOOL_INPUT_MAX):
+        self.text_max = text_max
+        self.tool_input_max = tool_input_max
+        self.message_id = None
+        self.model = None
+        self.stop_reason = None
+        self.usage = {}
+        for key in USAGE_KEYS:
+            self.usage[key] = 0
+        self.done = False
+        self._open = {}  # index -> block still streaming (None for a block type we skip)
+        self._finished = {}  # index -> finished block dict
+        self._text_size = 0
+
+    def handle(self, event_name, data_str):
+        """Take one event; return the text it added when it carried a text_delta, else None."""
+        if event_name == "message":  # no "event:" line: the data's own type names it
+            event = self._parse(data_str)
+            event_name = event.get("type")
+        elif event_name in _KNOWN_EVENTS:
+            event = self._parse(data_str)
+        else:  # ping, and event types added after this was written
+            return None
+        if event_name == "content_block_delta":
+            return self._delta(event)
+        if event_name == "content_block_start":
+            self._start(event)
+        elif event_name == "content_block_stop":
+            self._stop(event)
+        elif event_name == "message_start":
+            message = _get(event, "message", dict, "message_start")
+            self.message_id = message.get("id")
+            self.model = message.get("model")
+            self._merge_usage(message.get("usage"))
+        elif event_name == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason") is not None:
+                self.stop_reason = delta["stop_reason"]
+            self._merge_usage(event.get("usage"))
+        elif event_name == "message_stop":
+            self.done = True
+        elif event_name == "error":
+            error = event.get("error")
+            if not isinstance(error, dict):
+                error = {}
+            kind = error.get("type")
+            message = error.get("message")
+            raise StreamError(
+                kind if isinstance(kind, str) and kind else "api_error",
+                message if isinstance(message, str) and message else "the API reported an error",
+            )
+        return None
+
+    @property
+    def content(self):
+        """Finished blocks in index order, shaped as the API takes them back in the next request.
+        Blank text blocks are left out: the API rejects them in a request."""
+        blocks = []
+        for index in sorted(self._finished):
+            block = self._finished[index]
+            if block["type"] != "text" or block["text"].strip():
+                blocks.append(block)
+        return blocks
+
+    @property
+    def text(self):
+        """All finished text blocks, joined as the API means them (no separator)."""
+        return "".join(
+            self._finished[i]["text"]
+            for i in sorted(self._finished)
+            if self._finished[i]["type"] == "text"
+        )
+
+    @property
+    def tool_calls(self):
+        """The finished tool_use blocks, in index order."""
+        return [block for block in self.content if block["type"] == "tool_use"]
+
+    def _parse(self, data_str):
+        try:
+            event = json.loads(data_str)
+        except (ValueError, RuntimeError):  # RuntimeError: nesting too deep for the parser
+            raise _bad("event data is not valid JSON: {!r}".format(data_str[:80])) from None
+        if not isinstance(event, dict):
+            raise _bad("event data is not a JSON object: {!r}".format(data_str[:80]))
+        return event
+
+    def _merge_usage(self, usage):
+        if not isinstance(usage, dict):
+            return
+        for key in USAGE_KEYS:
+            value = usage.get(key)
+            if isinstance(value, int):  # null means "not reported here": keep what we have
+                self.usage[key] = value
+
+    def _index(self, event, what):
+        index = _get(event, "index", int, what)
+        if index < 0:
+            raise _bad("{} has a negative index".format(what))
+        return index
+
+    def _start(self, event):
+        index = self._index(event, "content_block_start")
+        if index in self._open or index in self._finished:
+            raise _bad("content block {} started twice".format(index))
+        block = _get(event, "content_block", dict, "content_block_start")
+        kind = block.get("type")
+        if kind == "text":
+            opened = _TextBlock()
+            text = block.get("text")
+            if isinstance(text, str) and text:
+                self._add_text(opened, text)
+        elif kind == "tool_use":
+            what = "tool_use block {}".format(index)
+            start_input = block.get("input")
+            opened = _ToolBlock(
+                _get(block, "id", str, what),
+                _get(block, "name", str, what),
+                start_input if isinstance(start_input, dict) else {},
+            )
+        else:  # thinking, redacted_thinking, server tools, future types: not ours to keep
+            opened = None
+        self._open[index] = opened
+
+    def _delta(self, event):
+        index = self._index(event, "content_block_delta")
+        if index not in self._open:
+            raise _bad("delta for content block {} which is not open".format(index))
+        block = self._open[index]
+        delta = _get(event, "delta", dict, "content_block_delta")
+        if block is None:  # a block type we skip (server tools also stream input_json_delta)
+            return None
+        kind = delta.get("type")
+        if kind == "text_delta":
+            if not isinstance(block, _TextBlock):
+                raise _bad("text_delta for block {} which is not text".format(index))
+            text = _get(delta, "text", str, "text_delta")
+            self._add_text(block, text)
+            return text
+        if kind == "input_json_delta":
+            if not isinstance(block, _ToolBlock):
+                raise _bad("input_json_delta for block {} which is not tool_use".format(index))
+            piece = _get(delta, "partial_json", str, "input_json_delta")
+            block.size += len(piece)
+            if block.size > self.tool_input_max:
+                limit = self.tool_input_max
+                message = "the input of tool {} is over {} characters".format(block.name, limit)
+                raise StreamError("tool_input_too_long", message)
+            block.pieces.append(piece)
+        # thinking_delta, signature_delta, citations_delta and future deltas: ignored
+        return None
+
+    def _add_text(self, block, text):
+        self._text_size += len(text)
+        if self._text_size > self.text_max:
+            message = "the reply is over {} characters".format(self.text_max)
+            raise StreamError("reply_too_long", message)
+        block.pieces.append(text)
+
+    def _stop(self, event):
+        index = self._index(event, "content_block_stop")
+        if index not in self._open:
+            raise _bad("stop for content block {} which is not open".format(index))
+        block = self._open.pop(index)
+        if isinstance(block, _TextBlock):
+            self._finished[index] = {"type": "text", "text": "".join(block.pieces)}
+        elif isinstance(block, _ToolBlock):
+            self._finished[index] = {
+                "type": "tool_use",
+                "id": block.id,
+                "name": block.name,
+                "input": self._tool_input(block),
+            }
+
+    def _tool_input(self, block):
+        source = "".join(block.pieces)
+        block.pieces = None
+        if not source:  # no input_json_delta, or only empty ones
+            return block.start_input
+        try:
+            value = json.loads(source)
+        except (ValueError, RuntimeError):
+            value = None
+        if not isinstance(value, dict):
+            raise StreamError(
+                "invalid_tool_input",
+                "the input of tool {} is not a JSON object: {!r}".format(block.name, source[:80]),
+            )
+        return value

@@ -1,0 +1,247 @@
+# File helpers for LittleFS and POSIX: atomic writes, bounded reads, appends, line streaming.
+import os
+
+from mimi.platform import const
+
+TMP_SUFFIX = ".tmp"
+_CHUNK = const(512)  # bytes read per step when streaming a file
+_S_IFDIR = const(0x4000)
+
+
+def join(*parts):
+    """Join path parts with single slashes: join("/data", "config/", "SOUL.md")."""
+    path = ""
+    for part in parts:
+        if not part:
+            continue
+        if not path:
+            path = part
+        elif path.endswith("/"):
+            path += part.lstrip("/")
+        else:
+            path += "/" + part.lstrip("/")
+    return path
+
+
+def _stat(path):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def exists(path):
+    return _stat(path) is not None
+
+
+def is_dir(path):
+    st = _stat(path)
+    return st is not None and bool(st[0] & _S_IFDIR)
+
+
+def size(path):
+    """Size in bytes, -1 when the file is missing."""
+    st = _stat(path)
+    return -1 if st is None else st[6]
+
+
+def makedirs(path):
+    """mkdir -p: create path and every missing parent (MicroPython has no os.makedirs)."""
+    current = "/" if path.startswith("/") else ""
+    for name in path.split("/"):
+        if not name:
+            continue
+        current = join(current, name)
+        if is_dir(current):
+            continue
+        try:
+            os.mkdir(current)
+        except OSError:
+            if not is_dir(current):  # a file of that name, or a real failure
+                raise
+
+
+def remove(path):
+    """Remove a file; a missing one is not an error."""
+    try:
+        os.remove(path)
+    except OSError:
+        if exists(path):
+            raise
+
+
+def listdir(path):
+    """Sorted names in a folder, [] when it is missing."""
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def utf8_boundary(data):
+    """Length of the longest prefix of data that does not end inside a UTF-8 character."""
+    end = len(data)
+    back = 1
+    while back <= 3 and back <= end:
+        b = data[end - back]
+        if b < 0x80:  # ASCII: the end is a boundary
+            return end
+        if b >= 0xC0:  # lead byte: is its character complete?
+            need = 2 if b < 0xE0 else (3 if b < 0xF0 else 4)
+            return end if back >= need else end - back
+        back += 1  # continuation byte, look further back
+    return end
+
+
+def _utf8_len(b):
+    if b < 0x80:
+        return 1
+    if 0xC2 <= b < 0xE0:
+        return 2
+    if 0xE0 <= b < 0xF0:
+        return 3
+    if 0xF0 <= b < 0xF5:
+        return 4
+    return 0  # never a valid lead byte
+
+
+def decode(data):
+    """UTF-8 bytes to str, dropping invalid bytes instead of failing (MicroPython has no 'replace')."""
+    try:
+        return data.decode()
+    except UnicodeError:
+        pass
+    out = bytearray()
+    i = 0
+    n = len(data)
+    while i < n:
+        step = _utf8_len(data[i])
+        piece = data[i : i + step] if step else b""
+        if step and len(piece) == step:
+            try:
+                piece.decode()
+                out.extend(piece)
+                i += step
+                continue
+            except UnicodeError:
+                pass
+        i += 1  # skip one bad byte and resynchronise
+    return bytes(out).decode()
+
+
+def read_text(path, max_bytes):
+    """At most max_bytes of a file as str, cut at a character boundary; None when missing."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return None
+    try:
+        data = f.read(max_bytes) if max_bytes > 0 else b""
+    finally:
+        f.close()
+    if len(data) == max_bytes:
+        data = data[: utf8_boundary(data)]
+    return decode(data)
+
+
+def ends_with_newline(path):
+    """True when the file is missing, empty, or its last byte is a newline."""
+    n = size(path)
+    if n <= 0:
+        return True
+    with open(path, "rb") as f:
+        f.seek(n - 1)
+        return f.read(1) == b"\n"
+
+
+def _as_bytes(chunk):
+    return chunk.encode() if isinstance(chunk, str) else chunk
+
+
+def _sync(f):
+    f.flush()
+    fsync = getattr(os, "fsync", None)  # CPython only; LittleFS commits on close
+    if fsync is not None:
+        fsync(f.fileno())
+
+
+def write_atomic(path, data):
+    """Replace path with data (str, bytes, or an iterable of str/bytes chunks) all or nothing.
+
+    The data goes to path + ".tmp" first, then is renamed over path, so a crash leaves either
+    the old or the new file complete. Any error removes the temporary file and is raised.
+    """
+    tmp = path + TMP_SUFFIX
+    f = open(tmp, "wb")  # truncates a stale .tmp left by a power cut
+    try:
+        if isinstance(data, (str, bytes, bytearray)):
+            f.write(_as_bytes(data))
+        else:
+            for chunk in data:
+                f.write(_as_bytes(chunk))
+        _sync(f)
+        f.close()
+    except BaseException:
+        f.close()
+        remove(tmp)
+        raise
+    try:
+        os.rename(tmp, path)  # replaces the target on LittleFS and POSIX
+    except OSError:
+        if not exists(path):
+            remove(tmp)
+            raise
+        os.remove(path)  # a filesystem whose rename refuses to replace
+        os.rename(tmp, path)
+
+
+def remove_stale_tmp(path):
+    """Delete the leftover path + ".tmp" of an interrupted write_atomic, if any."""
+    remove(path + TMP_SUFFIX)
+
+
+def append_line(path, line):
+    """Append line + newline in a single write, then flush."""
+    with open(path, "ab") as f:
+        f.write(_as_bytes(line + "\n"))
+        f.flush()
+
+
+def iter_lines(path, line_max, start=0):
+    """Yield the file's lines as bytes (without newline) from offset start, streaming.
+
+    A line longer than line_max bytes is skipped without being held in memory: None is
+    yielded in its place. A missing file yields nothing.
+    """
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return
+    try:
+        if start:
+            f.seek(start)
+        pending = b""
+        overlong = False
+        while True:
+            chunk = f.read(_CHUNK)
+            if not chunk:
+                break
+            parts = (pending + chunk).split(b"\n") if not overlong else chunk.split(b"\n")
+            for i in range(len(parts) - 1):
+                if overlong:
+                    overlong = False  # this piece is the end of the long line
+                    yield None
+                else:
+                    yield parts[i] if len(parts[i]) <= line_max else None
+            pending = parts[-1]
+            if overlong:
+                pending = b""
+            elif len(pending) > line_max:
+                overlong = True
+                pending = b""
+        if overlong:
+            yield None
+        elif pending:
+            yield pending if len(pending) <= line_max else None
+    finally:
+        f.close()

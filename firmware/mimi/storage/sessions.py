@@ -1,0 +1,239 @@
+# Chat histories as JSONL files, one per channel and chat, read from the tail and kept bounded.
+import json
+
+from mimi import platform
+from mimi.platform import const
+from mimi.storage import files
+
+SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
+HISTORY_LIMIT = const(20)  # messages handed to the model by default
+CHAT_ID_MAX = const(64)  # characters in a chat id
+LINE_MAX = const(16 * 1024)  # longer lines are cut when written and skipped when read
+SUFFIX = ".jsonl"
+ROLES = ("user", "assistant")
+_BLOCK = const(1024)  # bytes read per step when scanning a file backwards
+_COUNT_MAX_BYTES = const(256 * 1024)  # list() counts lines only in files up to this size
+_CUT_MARK = " [cut]"
+
+
+def _safe_byte(b):
+    return (
+        0x30 <= b <= 0x39 or 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A or b == 0x5F or b == 0x2D
+    )
+
+
+def encode_id(chat_id):
+    """Chat id to a file-name-safe string: [A-Za-z0-9_-] kept, every other byte as %XX."""
+    out = []
+    for b in str(chat_id).encode():
+        out.append(chr(b) if _safe_byte(b) else "%{:02X}".format(b))
+    return "".join(out)
+
+
+def check_channel(channel):
+    ok = isinstance(channel, str) and len(channel) > 0
+    for c in channel if ok else "":
+        if not ("a" <= c <= "z" or "0" <= c <= "9"):
+            ok = False
+            break
+    if not ok:
+        raise ValueError("channel name must be lowercase letters and digits, got {!r}".format(channel))
+    return channel
+
+
+def check_chat_id(chat_id):
+    chat_id = str(chat_id)
+    if not chat_id:
+        raise ValueError("chat id must not be empty")
+    if len(chat_id) > CHAT_ID_MAX:
+        raise ValueError("chat id is longer than {} characters".format(CHAT_ID_MAX))
+    return chat_id
+
+
+def parse_message(line):
+    """A JSONL line (bytes) to {"role", "content"}, or None when it is torn or not a message."""
+    if not line:
+        return None
+    try:
+        obj = json.loads(files.decode(line))
+    except ValueError:  # also UnicodeError, a subclass on both runtimes
+        return None
+    if not isinstance(obj, dict):
+        return None
+    role = obj.get("role")
+    content = obj.get("content")
+    if role not in ROLES or not isinstance(content, str):
+        return None
+    return {"role": role, "content": content}
+
+
+def _line_for(role, content, ts, cap):
+    """The JSONL line for one message, its content cut until the line fits in cap bytes."""
+    while True:
+        line = '{{"role":{},"content":{},"ts":{}}}'.format(
+            json.dumps(role), json.dumps(content), int(ts)
+        )
+        if len(line.encode()) <= cap or not content:
+            return line
+        keep = len(content) * 3 // 4
+        content = content[:keep] + _CUT_MARK if keep > len(_CUT_MARK) else ""
+
+
+def _lines_backward(f, end):
+    """Yield the lines of an open binary file from its end to its start, one block at a time.
+
+    Lines longer than LINE_MAX are skipped without being held whole; memory stays about
+    LINE_MAX + _BLOCK whatever the file size.
+    """
+    pos = end
+    tail = b""  # the start of the line that ends where the already-read part begins
+    overlong = False
+    while pos > 0:
+        step = _BLOCK if pos > _BLOCK else pos
+        pos -= step
+        f.seek(pos)
+        chunk = f.read(step)
+        if overlong:
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                continue  # still inside the long line
+            overlong = False
+            chunk = chunk[:cut]  # drop the long line's first bytes
+            tail = b""
+            parts = chunk.split(b"\n")
+        else:
+            parts = (chunk + tail).split(b"\n")
+        for i in range(len(parts) - 1, 0, -1):
+            if len(parts[i]) <= LINE_MAX:
+                yield parts[i]
+        tail = parts[0]
+        if len(tail) > LINE_MAX:
+            overlong = True
+            tail = b""
+    if not overlong and len(tail) <= LINE_MAX:
+        yield tail
+
+
+class Sessions:
+    """Append-only chat histories under sessions_dir, one JSONL file per chat."""
+
+    def __init__(self, sessions_dir, max_bytes=SESSION_MAX_BYTES):
+        self.dir = sessions_dir
+        self.max_bytes = max_bytes
+        # a new line always fits in the half kept by a trim
+        self.line_cap = min(LINE_MAX, max_bytes // 2 - 1)
+
+    def file_name(self, channel, chat_id):
+        return "{}_{}{}".format(check_channel(channel), encode_id(check_chat_id(chat_id)), SUFFIX)
+
+    def path(self, channel, chat_id):
+        return files.join(self.dir, self.file_name(channel, chat_id))
+
+    def exists(self, channel, chat_id):
+        return files.exists(self.path(channel, chat_id))
+
+    def append(self, channel, chat_id, role, content, ts=None):
+        """Add one message; trims the file when it grows over max_bytes."""
+        if role not in ROLES:
+            raise ValueError("role must be 'user' or 'assistant', got {!r}".format(role))
+        if not isinstance(content, str):
+            raise ValueError("message content must be text")
+        path = self.path(channel, chat_id)
+        line = _line_for(role, content, platform.unix_time() if ts is None else ts, self.line_cap)
+        if not files.ends_with_newline(path):
+            line = "\n" + line  # never glue a message to a line torn by a power cut
+        files.append_line(path, line)
+        total = files.size(path)
+        if total > self.max_bytes:
+            self._trim(path, total)
+
+    def _keep_from(self, path, total):
+        """Offset of the first line starting at or after total - max_bytes // 2."""
+        pos = total - self.max_bytes // 2
+        if pos <= 0:
+            return 0
+        with open(path, "rb") as f:
+            f.seek(pos - 1)
+            while True:
+                chunk = f.read(_BLOCK)
+                if not chunk:
+                    break
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    return pos + cut
+                pos += len(chunk)
+        return total
+
+    def _trim(self, path, total):
+        """Rewrite the file atomically with only its newest valid lines (about half of max_bytes)."""
+        start = self._keep_from(path, total)
+
+        def valid_lines():
+            for line in files.iter_lines(path, LINE_MAX, start):
+                if parse_message(line) is not None:
+                    yield line + b"\n"
+
+        files.write_atomic(path, valid_lines())
+
+    def history(self, channel, chat_id, limit=HISTORY_LIMIT):
+        """The last `limit` valid messages, oldest first, starting with a user message."""
+        path = self.path(channel, chat_id)
+        newest_first = []
+        end = files.size(path)
+        if end <= 0 or limit <= 0:
+            return newest_first
+        with open(path, "rb") as f:
+            for line in _lines_backward(f, end):
+                message = parse_message(line)
+                if message is not None:
+                    newest_first.append(message)
+                    if len(newest_first) >= limit:
+                        break
+        while newest_first and newest_first[-1]["role"] != "user":
+            newest_first.pop()  # the model expects the conversation to open with the user
+        newest_first.reverse()
+        return newest_first
+
+    def clear(self, name_or_chat_id):
+        """Remove a session by file stem ("telegram_42"), or every channel's file of a chat id.
+
+        Returns the number of files removed.
+        """
+        target = str(name_or_chat_id)
+        if not target:
+            return 0
+        stems = [n[: -len(SUFFIX)] for n in files.listdir(self.dir) if n.endswith(SUFFIX)]
+        chosen = [s for s in stems if s == target]
+        if not chosen:
+            encoded = encode_id(target)
+            chosen = [s for s in stems if "_" in s and s.split("_", 1)[1] == encoded]
+        for stem in chosen:
+            path = files.join(self.dir, stem + SUFFIX)
+            files.remove(path)
+            files.remove_stale_tmp(path)
+        return len(chosen)
+
+    def list(self):
+        """[(stem, size_bytes, line_count or None)] sorted by stem; no count for huge files."""
+        out = []
+        for name in files.listdir(self.dir):
+            if not name.endswith(SUFFIX):
+                continue
+            path = files.join(self.dir, name)
+            size = files.size(path)
+            lines = _count_lines(path) if size <= _COUNT_MAX_BYTES else None
+            out.append((name[: -len(SUFFIX)], size, lines))
+        return out
+
+
+def _count_lines(path):
+    count = 0
+    last = b"\n"
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(_BLOCK)
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count if last == b"\n" else count + 1

@@ -1,0 +1,1 @@
+# Laptop-side stand-ins and fakes of the outside world (Anthropic, Telegram).

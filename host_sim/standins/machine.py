@@ -1,0 +1,115 @@
+# Laptop stand-in for the machine module: reset as an exception, a fixed identity, minimal rest.
+import time
+
+# reset_cause() values of the ESP32 port
+PWRON_RESET = 1
+HARD_RESET = 2
+WDT_RESET = 3
+DEEPSLEEP_RESET = 4
+SOFT_RESET = 5
+
+_CPU_HZ = 240000000
+_UNIQUE_ID = b"\x24\x6f\x28\x4d\x49\x4d"  # an Espressif-style MAC; stands for the chip's base MAC
+_WDT_TIMEOUT_MS = 5000
+
+_state = {"reset_cause": PWRON_RESET, "freq": _CPU_HZ}
+
+
+class ResetRequested(SystemExit):
+    """machine.reset() on the laptop: ends the event loop (a SystemExit passes through every task);
+    the host runner catches it and starts the firmware again."""
+
+
+def reset():
+    _state["reset_cause"] = SOFT_RESET  # the ESP32 port reports a software restart as SOFT_RESET
+    raise ResetRequested("machine.reset()")
+
+
+def soft_reset():
+    raise ResetRequested("machine.soft_reset()")
+
+
+def reset_cause():
+    return _state["reset_cause"]
+
+
+def unique_id():
+    """6 bytes; a different flash folder (esp32.set_flash_dir) gives a different device."""
+    import esp32
+
+    folder = esp32._flash_dir[0]
+    if folder is None:
+        return _UNIQUE_ID
+    import hashlib
+
+    return _UNIQUE_ID[:3] + hashlib.sha256(folder.encode()).digest()[:3]
+
+
+def freq(hz=None):
+    if hz is None:
+        return _state["freq"]
+    _state["freq"] = hz
+
+
+def _ticks_ms():
+    ticks = getattr(time, "ticks_ms", None)
+    if ticks:
+        return ticks()
+    return time.monotonic_ns() // 1000000
+
+
+class Pin:
+    """A GPIO whose level lives in memory: what is written is read back."""
+
+    IN = 1
+    OUT = 3
+    OPEN_DRAIN = 7
+    PULL_UP = 2
+    PULL_DOWN = 1
+
+    def __init__(self, id, mode=-1, pull=-1, value=None):
+        self.id = id
+        self.mode = mode
+        self.pull = pull
+        self._value = 0 if value is None else int(bool(value))
+
+    def value(self, x=None):
+        if x is None:
+            return self._value
+        self._value = int(bool(x))
+
+    def __call__(self, x=None):
+        return self.value(x)
+
+    def on(self):
+        self._value = 1
+
+    def off(self):
+        self._value = 0
+
+
+class WDT:
+    """Minimal: records feeds, never bites (on the chip it cannot be stopped once started)."""
+
+    def __init__(self, id=0, timeout=_WDT_TIMEOUT_MS):
+        self.timeout = timeout
+        self.last_feed = _ticks_ms()
+        self.feeds = 0
+
+    def feed(self):
+        self.last_feed = _ticks_ms()
+        self.feeds += 1
+
+
+class RTC:
+    """Minimal: reads the laptop's UTC clock; setting it is accepted and ignored (it is right)."""
+
+    def __init__(self, id=0):
+        pass
+
+    def datetime(self, value=None):
+        if value is not None:
+            return None
+        t = time.gmtime()
+        # (year, month, day, weekday, hours, minutes, seconds, subseconds)
+        return (t[0], t[1], t[2], t[6], t[3], t[4], t[5], 0)

@@ -1,0 +1,57 @@
+# End-to-end fixtures: the fake Anthropic API and the firmware as a subprocess, under both runtimes.
+import pytest
+
+from host_sim.fake_anthropic import FakeAnthropic
+from tests.e2e.device import Device
+from tests.runtimes import RUNTIMES
+
+API_KEY = "sk-ant-api03-e2e" + "k" * 40 + "SECRETTAIL"
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    fake = FakeAnthropic(api_key=API_KEY)
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(fake_server):
+    fake_server.reset()
+    yield fake_server
+    fake_server.reset()
+
+
+@pytest.fixture(params=sorted(RUNTIMES))
+def runtime(request):
+    return RUNTIMES[request.param]
+
+
+@pytest.fixture
+def flash(tmp_path):
+    return tmp_path / "flash"
+
+
+@pytest.fixture
+def boot(runtime, flash, fake):
+    """boot(*extra_args) starts the firmware on this flash, pointed at the fake API."""
+    devices = []
+
+    def start(*args, api=None, env=None):
+        device = Device(runtime, flash, "--anthropic-api", api or fake.url, *args, env=env)
+        devices.append(device)
+        return device.ready()
+
+    yield start
+    for device in devices:
+        device.stop()
+
+
+@pytest.fixture
+def device(boot):
+    """A booted firmware with the API key set through the console, as a user would."""
+    dev = boot()
+    out = dev.command("set_api_key " + API_KEY)
+    assert "saved" in out
+    return dev

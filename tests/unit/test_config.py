@@ -1,0 +1,284 @@
+# Config: defaults, NVS persistence, overrides, validation, masking, reset and change notices.
+import esp32
+from mimi import config
+from mimi.config import Config, mask
+from support import raises, remove_tree, tempdir
+
+API_KEY = "sk-ant-api03-SECRETSECRETSECRET-wxyz"
+BOT_TOKEN = "123456789:AAHsecretTOKENsecretTOKEN"
+WIFI_PASSWORD = "hunter2-but-a-longer-one"
+SHORT_TOKEN = "tiny-secret"
+
+
+def _fresh():
+    esp32.set_flash_dir(None)
+    return Config()
+
+
+def _all_text(cfg):
+    return " ".join(" ".join(str(part) for part in row) for row in cfg.shown())
+
+
+def test_defaults_when_nothing_is_stored():
+    cfg = _fresh()
+    assert cfg.get("llm_config", "model") == "claude-sonnet-4-5"
+    assert cfg.get("llm_config", "api_base") == "https://api.anthropic.com"
+    assert cfg.get("llm_config", "max_tokens") == 4096
+    assert cfg.get("tg_config", "api_base") == "https://api.telegram.org"
+    assert cfg.get("tg_config", "allowlist") == ""
+    assert cfg.get("gw_config", "ws_port") == 18789
+    assert cfg.get("gw_config", "ws_token") == ""
+    assert cfg.get("wifi_config", "ssid") == ""
+    assert not cfg.is_set("llm_config", "model")
+
+
+def test_set_is_committed_at_once_and_survives_a_power_cycle():
+    path = tempdir("cfg")
+    try:
+        esp32.set_flash_dir(path)
+        Config().set("llm_config", "api_key", API_KEY)
+        Config().set("gw_config", "ws_port", "8080")
+        esp32._reload()
+        cfg = Config()
+        assert cfg.get("llm_config", "api_key") == API_KEY
+        assert cfg.get("gw_config", "ws_port") == 8080
+        assert cfg.is_set("llm_config", "api_key")
+    finally:
+        esp32.set_flash_dir(None)
+        remove_tree(path)
+
+
+def test_values_are_stored_as_nvs_blobs_under_mimiclaw_names():
+    cfg = _fresh()
+    cfg.set("tg_config", "bot_token", BOT_TOKEN)
+    cfg.set("llm_config", "max_tokens", 1000)
+    buf = bytearray(config.VALUE_MAX)
+    n = esp32.NVS("tg_config").get_blob("bot_token", buf)
+    assert str(buf[:n], "utf-8") == BOT_TOKEN
+    n = esp32.NVS("llm_config").get_blob("max_tokens", buf)
+    assert str(buf[:n], "utf-8") == "1000"
+
+
+def test_int_settings_parse_and_check_their_range():
+    cfg = _fresh()
+    cfg.set("llm_config", "max_tokens", " 64000 ")
+    assert cfg.get("llm_config", "max_tokens") == 64000
+    for bad in ("0", "64001", "-5", "abc", "12.5", "1e3", 3.0):
+        exc = raises(ValueError, cfg.set, "llm_config", "max_tokens", bad)
+        assert "llm_config.max_tokens" in str(exc) and "64000" in str(exc)
+    assert cfg.get("llm_config", "max_tokens") == 64000
+    raises(ValueError, cfg.set, "gw_config", "ws_port", 70000)
+    cfg.set("llm_config", "max_tokens", " ")  # blank means unset, for numbers too
+    assert cfg.get("llm_config", "max_tokens") == 4096
+
+
+def test_unknown_setting_is_a_keyerror_listing_the_valid_ones():
+    cfg = _fresh()
+    exc = raises(KeyError, cfg.set, "llm_config", "apikey", "x")
+    text = str(exc)
+    assert "llm_config.apikey" in text
+    assert "llm_config.api_key" in text and "wifi_config.ssid" in text
+    assert text.startswith("unknown setting")
+    raises(KeyError, cfg.get, "nope", "model")
+    raises(KeyError, cfg.unset, "llm_config", "nope")
+    raises(KeyError, cfg.override, "llm_config", "nope", "x")
+
+
+def test_text_validation():
+    cfg = _fresh()
+    raises(ValueError, cfg.set, "llm_config", "api_base", "ftp://example.com")
+    cfg.set("llm_config", "api_base", "http://127.0.0.1:8080")
+    assert cfg.get("llm_config", "api_base") == "http://127.0.0.1:8080"
+    raises(ValueError, cfg.set, "llm_config", "model", "two\nlines")
+    raises(TypeError, cfg.set, "llm_config", "model", 5)
+    cfg.set("tg_config", "allowlist", " 12345, 678 ")
+    assert cfg.get("tg_config", "allowlist") == "12345,678"
+    raises(ValueError, cfg.set, "tg_config", "allowlist", "12345,bob")
+    raises(ValueError, cfg.set, "tg_config", "allowlist", "12345,,6")
+
+
+def test_value_size_limit():
+    cfg = _fresh()
+    cfg.set("llm_config", "model", "m" * config.VALUE_MAX)
+    assert cfg.get("llm_config", "model") == "m" * config.VALUE_MAX
+    raises(ValueError, cfg.set, "llm_config", "model", "m" * (config.VALUE_MAX + 1))
+    # the limit counts UTF-8 bytes, not characters
+    raises(ValueError, cfg.set, "llm_config", "model", "\u00e9" * (config.VALUE_MAX // 2 + 1))
+
+
+def test_set_strips_pasted_whitespace_and_empty_means_unset():
+    cfg = _fresh()
+    cfg.set("llm_config", "api_key", "  " + API_KEY + "\n")
+    assert cfg.get("llm_config", "api_key") == API_KEY
+    cfg.set("llm_config", "model", "claude-x")
+    cfg.set("llm_config", "model", "")
+    assert cfg.get("llm_config", "model") == "claude-sonnet-4-5"
+    assert not cfg.is_set("llm_config", "model")
+
+
+def test_unset_restores_the_default_durably():
+    path = tempdir("cfg")
+    try:
+        esp32.set_flash_dir(path)
+        cfg = Config()
+        cfg.set("llm_config", "model", "claude-x")
+        cfg.unset("llm_config", "model")
+        cfg.unset("llm_config", "model")  # unsetting twice is fine
+        esp32._reload()
+        assert Config().get("llm_config", "model") == "claude-sonnet-4-5"
+    finally:
+        esp32.set_flash_dir(None)
+        remove_tree(path)
+
+
+def test_override_wins_in_memory_only():
+    path = tempdir("cfg")
+    try:
+        esp32.set_flash_dir(path)
+        cfg = Config()
+        cfg.set("llm_config", "api_base", "https://stored.example")
+        cfg.override("llm_config", "api_base", "http://127.0.0.1:9999")
+        assert cfg.get("llm_config", "api_base") == "http://127.0.0.1:9999"
+        assert cfg.is_set("llm_config", "api_base")
+        cfg.override("gw_config", "ws_port", "1234")
+        assert cfg.get("gw_config", "ws_port") == 1234
+        raises(ValueError, cfg.override, "gw_config", "ws_port", "0")
+        esp32._reload()
+        fresh = Config()
+        assert fresh.get("llm_config", "api_base") == "https://stored.example"
+        assert fresh.get("gw_config", "ws_port") == 18789
+        cfg.override("llm_config", "api_base", None)
+        assert cfg.get("llm_config", "api_base") == "https://stored.example"
+    finally:
+        esp32.set_flash_dir(None)
+        remove_tree(path)
+
+
+def test_reset_erases_every_setting_but_keeps_overrides():
+    path = tempdir("cfg")
+    try:
+        esp32.set_flash_dir(path)
+        cfg = Config()
+        for ns, key, value in (("wifi_config", "ssid", "home"),
+                               ("wifi_config", "password", WIFI_PASSWORD),
+                               ("tg_config", "bot_token", BOT_TOKEN),
+                               ("llm_config", "max_tokens", 10),
+                               ("gw_config", "ws_token", SHORT_TOKEN)):
+            cfg.set(ns, key, value)
+        esp32.NVS("llm_config").set_blob("unrelated", b"kept")
+        esp32.NVS("llm_config").commit()
+        cfg.override("llm_config", "model", "claude-over")
+        cfg.reset()
+        esp32._reload()
+        after = Config()
+        for setting in config.SETTINGS:
+            assert not after.is_set(setting[0], setting[1]), setting[1]
+            assert after.get(setting[0], setting[1]) == setting[3]
+        assert cfg.get("llm_config", "model") == "claude-over"
+        assert esp32.NVS("llm_config").get_blob("unrelated", bytearray(8)) == 4
+    finally:
+        esp32.set_flash_dir(None)
+        remove_tree(path)
+
+
+def test_subscribers_hear_every_change():
+    cfg = _fresh()
+    heard = []
+    cfg.subscribe(lambda ns, key: heard.append((ns, key, cfg.get(ns, key))))
+    cfg.set("llm_config", "model", "claude-x")
+    cfg.unset("llm_config", "model")
+    cfg.override("gw_config", "ws_port", 9000)
+    assert heard == [("llm_config", "model", "claude-x"),
+                     ("llm_config", "model", "claude-sonnet-4-5"),
+                     ("gw_config", "ws_port", 9000)]
+    del heard[:]
+    cfg.reset()
+    assert len(heard) == len(config.SETTINGS)
+    assert ("llm_config", "api_key", "") in heard
+
+
+def test_a_failing_subscriber_does_not_undo_the_change_or_silence_others():
+    cfg = _fresh()
+    heard = []
+
+    def broken(ns, key):
+        raise RuntimeError("listener bug")
+
+    cfg.subscribe(broken)
+    cfg.subscribe(lambda ns, key: heard.append(key))
+    cfg.set("llm_config", "model", "claude-x")
+    assert cfg.get("llm_config", "model") == "claude-x"
+    assert heard == ["model"]
+
+
+def test_mask():
+    assert mask("") == "(not set)"
+    assert mask(None) == "(not set)"
+    assert mask("sk-abcdefghijklmnopqrstuvwxyz") == "sk-a\u2026wxyz"
+    assert mask("0123456789abcdefghijklmn") == "0123\u2026klmn"
+    assert mask("0123456789abcdefghijklm") == "****"  # under 24 characters: nothing shown
+    assert mask("ab") == "****"
+    assert mask("a-very-long-wifi-password", password=True) == "********"
+    assert mask("", password=True) == "(not set)"
+
+
+def test_shown_masks_secrets_and_lists_every_setting():
+    cfg = _fresh()
+    cfg.set("llm_config", "api_key", API_KEY)
+    cfg.set("tg_config", "bot_token", BOT_TOKEN)
+    cfg.set("wifi_config", "password", WIFI_PASSWORD)
+    cfg.set("wifi_config", "ssid", "home")
+    cfg.set("gw_config", "ws_token", SHORT_TOKEN)
+    rows = cfg.shown()
+    assert [(r[0], r[1]) for r in rows] == [(s[0], s[1]) for s in config.SETTINGS]
+    shown = dict(((r[0], r[1]), r[2]) for r in rows)
+    assert shown[("llm_config", "api_key")] == "sk-a\u2026wxyz"
+    assert shown[("wifi_config", "password")] == "********"
+    assert shown[("gw_config", "ws_token")] == "****"
+    assert shown[("wifi_config", "ssid")] == "home"
+    assert shown[("llm_config", "max_tokens")] == "4096"
+    assert shown[("tg_config", "allowlist")] == "(not set)"
+    text = _all_text(cfg)
+    for secret in (API_KEY, BOT_TOKEN, WIFI_PASSWORD, SHORT_TOKEN, "hunter2", "SECRETSECRET"):
+        assert secret not in text
+
+
+def test_secrets_never_appear_in_errors_or_repr():
+    cfg = _fresh()
+    secret = "sk-ant-" + "S" * 600
+    for ns, key in (("llm_config", "api_key"), ("tg_config", "bot_token"),
+                    ("wifi_config", "password"), ("gw_config", "ws_token")):
+        exc = raises(ValueError, cfg.set, ns, key, secret)
+        assert "SSSS" not in str(exc) and "SSSS" not in repr(exc)
+        exc = raises(ValueError, cfg.set, ns, key, "sk-ant-SECRET\nX")
+        assert "SECRET" not in str(exc) and "SECRET" not in repr(exc)
+        exc = raises(ValueError, cfg.override, ns, key, secret)
+        assert "SSSS" not in str(exc)
+    cfg.set("llm_config", "api_key", API_KEY)
+    cfg.override("tg_config", "bot_token", BOT_TOKEN)
+    assert API_KEY not in repr(cfg) and BOT_TOKEN not in repr(cfg)
+
+
+def test_settings_table_is_consistent():
+    seen = []
+    for ns, key, kind, default, flags, low, high, description in config.SETTINGS:
+        assert len(ns) <= 15 and len(key) <= 15
+        assert (ns, key) not in seen
+        seen.append((ns, key))
+        assert kind in (config.TEXT, config.URL, config.IDS, config.INT)
+        assert description
+        if kind == config.INT:
+            assert low <= default <= high
+    secrets = [(s[0], s[1]) for s in config.SETTINGS if s[4] & config.SECRET]
+    assert sorted(secrets) == sorted([("wifi_config", "password"), ("tg_config", "bot_token"),
+                                      ("llm_config", "api_key"), ("gw_config", "ws_token")])
+
+
+def test_a_corrupt_stored_value_falls_back_to_the_default():
+    cfg = _fresh()
+    nvs = esp32.NVS("llm_config")
+    nvs.set_blob("max_tokens", b"lots")
+    nvs.set_blob("model", b"\xff\xfe")
+    nvs.commit()
+    assert cfg.get("llm_config", "max_tokens") == 4096
+    assert cfg.get("llm_config", "model") == "claude-sonnet-4-5"

@@ -1,0 +1,217 @@
+# storage/sessions.py: safe file names, tail-read history, torn lines, trimming, clear and list.
+import json
+
+from support import raises, read, remove_tree, tempdir, write
+
+from mimi.storage import files
+from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, encode_id
+
+
+def _conversation(store, n, chat="42"):
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.append("telegram", chat, role, "m{}".format(i), 1700000000 + i)
+
+
+def _write_lines(path, count):
+    # a big session written directly (fast), same format as Sessions.append
+    with open(path, "w") as f:
+        for i in range(count):
+            role = "user" if i % 2 == 0 else "assistant"
+            f.write('{{"role":"{}","content":"m{}","ts":{}}}\n'.format(role, i, i))
+
+
+def test_file_names_are_safe_for_any_chat_id():
+    s = Sessions("/nowhere")
+    assert s.file_name("telegram", 42) == "telegram_42.jsonl"
+    assert s.file_name("telegram", "-100123") == "telegram_-100123.jsonl"
+    assert s.file_name("ws", "a_b-C9") == "ws_a_b-C9.jsonl"
+    assert s.file_name("ws", "../../etc") == "ws_%2E%2E%2F%2E%2E%2Fetc.jsonl"
+    assert s.file_name("ws", "a/b") == "ws_a%2Fb.jsonl"
+    assert s.file_name("ws", "x\x00y") == "ws_x%00y.jsonl"
+    assert s.file_name("ws", "caf\u00e9") == "ws_caf%C3%A9.jsonl"
+    assert s.file_name("ws", "a b%") == "ws_a%20b%25.jsonl"
+    for cid in ("../../etc", "a/b", "x\x00y", "\u00e9\U0001f600", ".", ".."):
+        name = s.file_name("ws", cid)
+        assert "/" not in name and "\x00" not in name and ".." not in name
+        assert name.count(".") == 1 and name.endswith(".jsonl")
+    assert encode_id("a/b") != encode_id("a%2Fb")  # '%' itself is encoded: no collisions
+
+
+def test_file_names_reject_bad_input_with_clear_messages():
+    s = Sessions("/nowhere")
+    assert "empty" in str(raises(ValueError, s.file_name, "telegram", ""))
+    assert s.file_name("ws", "x" * CHAT_ID_MAX) == "ws_" + "x" * CHAT_ID_MAX + ".jsonl"
+    assert "longer" in str(raises(ValueError, s.file_name, "ws", "x" * (CHAT_ID_MAX + 1)))
+    for channel in ("", "Telegram", "tele_gram", "a/b", "..", "web socket"):
+        assert "channel" in str(raises(ValueError, s.file_name, channel, "1"))
+
+
+def test_append_writes_jsonl_and_history_returns_oldest_first():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d)
+        assert not s.exists("telegram", 42)
+        assert s.history("telegram", 42) == []
+        s.append("telegram", 42, "user", "hi \"there\"\nline2 \u00e9", 1700000000)
+        s.append("telegram", 42, "assistant", "hello", 1700000001)
+        assert s.exists("telegram", 42)
+        lines = read(files.join(d, "telegram_42.jsonl")).split("\n")
+        assert lines[-1] == "" and len(lines) == 3
+        first = json.loads(lines[0])
+        assert first == {"role": "user", "content": "hi \"there\"\nline2 \u00e9", "ts": 1700000000}
+        assert s.history("telegram", 42) == [
+            {"role": "user", "content": "hi \"there\"\nline2 \u00e9"},
+            {"role": "assistant", "content": "hello"},
+        ]
+        assert s.history("telegram", "42", limit=1) == []  # only an assistant message: dropped
+        raises(ValueError, s.append, "telegram", 42, "system", "x", 1)
+        raises(ValueError, s.append, "telegram", 42, "user", None, 1)
+    finally:
+        remove_tree(d)
+
+
+def test_history_of_100_and_5000_lines_gives_the_same_last_20():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d, max_bytes=10 * 1024 * 1024)
+        _write_lines(files.join(d, "telegram_small.jsonl"), 100)
+        _write_lines(files.join(d, "telegram_big.jsonl"), 5000)
+        small = s.history("telegram", "small")
+        big = s.history("telegram", "big")
+        assert [m["content"] for m in small] == ["m{}".format(i) for i in range(80, 100)]
+        assert [m["content"] for m in big] == ["m{}".format(i) for i in range(4980, 5000)]
+        # a session larger than MicroPython's whole test heap (512 KB) is read from its tail only
+        _write_lines(files.join(d, "telegram_huge.jsonl"), 30000)
+        assert files.size(files.join(d, "telegram_huge.jsonl")) > 1024 * 1024
+        huge = s.history("telegram", "huge")
+        assert [m["content"] for m in huge] == ["m{}".format(i) for i in range(29980, 30000)]
+        assert small[0]["role"] == "user"
+        assert s.history("telegram", "big", limit=3) == [
+            {"role": "user", "content": "m4998"},
+            {"role": "assistant", "content": "m4999"},
+        ]
+    finally:
+        remove_tree(d)
+
+
+def test_history_skips_torn_and_garbage_lines():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d)
+        _conversation(s, 6)
+        p = files.join(d, "telegram_42.jsonl")
+        good = read(p).split("\n")
+        garbage = [
+            "not json at all",
+            '{"role":"system","content":"x","ts":1}',
+            '{"role":"user","content":5,"ts":1}',
+            '{"role":"user"}',
+            "[1,2,3]",
+            '"just a string"',
+            "",
+            '{"role":"user","content":"tru',
+        ]
+        write(p, "\n".join(good[:3] + garbage + good[3:6]) + "\n")
+        write(p, b'\xff\xfe\n{"role":"assistant","conte', "ab")  # torn tail, no newline
+        assert [m["content"] for m in s.history("telegram", 42)] == ["m0", "m1", "m2", "m3", "m4", "m5"]
+        # the next append starts on a fresh line instead of gluing onto the torn one
+        s.append("telegram", 42, "user", "after the cut", 1)
+        assert [m["content"] for m in s.history("telegram", 42)][-2:] == ["m5", "after the cut"]
+    finally:
+        remove_tree(d)
+
+
+def test_history_skips_a_line_longer_than_line_max():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d, max_bytes=10 * 1024 * 1024)
+        p = files.join(d, "telegram_7.jsonl")
+        huge = '{"role":"assistant","content":"' + "y" * (LINE_MAX * 3) + '","ts":1}'
+        write(p, '{"role":"user","content":"q1","ts":1}\n' + huge + "\n")
+        write(p, '{"role":"user","content":"q2","ts":2}\n', "a")
+        assert s.history("telegram", 7) == [
+            {"role": "user", "content": "q1"}, {"role": "user", "content": "q2"}
+        ]
+        write(p, huge + "\n" + '{"role":"user","content":"q3","ts":3}\n')  # huge first line
+        assert s.history("telegram", 7) == [{"role": "user", "content": "q3"}]
+    finally:
+        remove_tree(d)
+
+
+def test_append_cuts_content_so_a_line_always_fits():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d, max_bytes=4096)
+        s.append("ws", "c", "user", "\u00e9" * 5000, 1)
+        hist = s.history("ws", "c")
+        assert len(hist) == 1 and hist[0]["content"].endswith("[cut]")
+        assert files.size(files.join(d, "ws_c.jsonl")) <= 4096 // 2
+    finally:
+        remove_tree(d)
+
+
+def test_trimming_keeps_the_newest_lines_and_valid_jsonl():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d, max_bytes=2000)
+        p = files.join(d, "telegram_42.jsonl")
+        _conversation(s, 30)
+        write(p, "garbage line\n", "a")  # survives until the next trim, then is dropped
+        _conversation(s, 200)
+        size = files.size(p)
+        assert 0 < size <= 2000
+        text = read(p)
+        assert text.endswith("\n")
+        lines = text.split("\n")[:-1]
+        numbers = []
+        for line in lines:
+            obj = json.loads(line)  # every line is valid JSON
+            assert obj["role"] in ("user", "assistant")
+            numbers.append(int(obj["content"][1:]))
+        assert numbers[-1] == 199
+        assert numbers == list(range(numbers[0], 200))  # newest kept, in order, no gaps
+        assert files.listdir(d) == ["telegram_42.jsonl"]  # no .tmp left
+        assert s.history("telegram", 42, limit=4)[-1] == {"role": "assistant", "content": "m199"}
+    finally:
+        remove_tree(d)
+
+
+def test_clear_by_stem_or_by_chat_id():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d)
+        s.append("telegram", 42, "user", "a", 1)
+        s.append("ws", 42, "user", "b", 1)
+        s.append("telegram", 7, "user", "c", 1)
+        s.append("ws", "a/b", "user", "d", 1)
+        write(files.join(d, "notes.txt"), "not a session")
+        assert s.clear("telegram_42") == 1
+        assert not s.exists("telegram", 42) and s.exists("ws", 42)
+        assert s.clear("42") == 1
+        assert s.clear("a/b") == 1
+        assert s.clear("nothing") == 0
+        assert s.clear("") == 0
+        assert s.clear("../notes.txt") == 0
+        assert files.listdir(d) == ["notes.txt", "telegram_7.jsonl"]
+        assert s.clear(7) == 1
+    finally:
+        remove_tree(d)
+
+
+def test_list_reports_stem_size_and_lines():
+    d = tempdir("sess")
+    try:
+        s = Sessions(d)
+        assert s.list() == []
+        s.append("ws", "b", "user", "x", 1)
+        s.append("ws", "b", "assistant", "y", 2)
+        s.append("telegram", 1, "user", "z", 3)
+        write(files.join(d, "ws_b.jsonl.tmp"), "stale")
+        listed = s.list()
+        assert [row[0] for row in listed] == ["telegram_1", "ws_b"]
+        assert listed[1] == ("ws_b", files.size(files.join(d, "ws_b.jsonl")), 2)
+        assert listed[0][2] == 1
+        assert Sessions(files.join(d, "missing")).list() == []
+    finally:
+        remove_tree(d)

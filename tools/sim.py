@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""`make sim`: the firmware under the MicroPython unix port, talking to the fake Claude
+(or to the real API when ANTHROPIC_API_KEY is set). Type `help` at the mimi> prompt."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAKE_KEY = "sk-ant-fake-demo-key-0000"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--flash", default="flash", help="folder standing in for the board's flash")
+    parser.add_argument("--ws-port", default="18789")
+    parser.add_argument("--fake-port", default="8089", help="port of the fake Anthropic API")
+    parser.add_argument("--runtime", default=os.path.join(ROOT, ".venv", "bin", "micropython"),
+                        help="micropython (default) or python3")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    fake = None
+    cmd = [args.runtime, "host_sim/run.py", "--flash", args.flash, "--ws-port", args.ws_port]
+    if env.get("ANTHROPIC_API_KEY"):
+        print("sim: using the real Anthropic API (ANTHROPIC_API_KEY is set)")
+        cmd += ["--api-key-env", "ANTHROPIC_API_KEY"]
+    else:
+        fake = subprocess.Popen(
+            [sys.executable, "-m", "host_sim.fake_anthropic", "--port", args.fake_port, "--api-key", FAKE_KEY],
+            cwd=ROOT,
+        )
+        time.sleep(1.0)
+        if fake.poll() is not None:
+            sys.exit("sim: the fake Anthropic API did not start (is port {} free?)".format(args.fake_port))
+        env["MIMI_FAKE_KEY"] = FAKE_KEY
+        cmd += ["--anthropic-api", "http://127.0.0.1:" + args.fake_port, "--api-key-env", "MIMI_FAKE_KEY"]
+    if env.get("TELEGRAM_API"):
+        cmd += ["--telegram-api", env["TELEGRAM_API"]]
+    try:
+        return subprocess.call(cmd, cwd=ROOT, env=env)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if fake:
+            fake.terminate()
+            fake.wait(5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
