@@ -1,4 +1,4 @@
-# Property tests (CPython, hypothesis) of session file names, tail-read history, trimming and read_text.
+# Property tests (CPython, hypothesis): session file names, tail-read history, trims, read_text.
 import json
 import os
 import shutil

@@ -94,6 +94,10 @@ def test_write_atomic_failure_on_a_new_file_leaves_nothing():
         raises(Boom, files.write_atomic, p, chunks())
         assert files.listdir(d) == []
         raises(OSError, files.write_atomic, files.join(d, "missing", "x.md"), "data")
+        files.makedirs(files.join(d, "folder"))
+        raises(OSError, files.write_atomic, files.join(d, "folder"), "data")  # rename refused
+        assert files.is_dir(files.join(d, "folder"))
+        assert files.listdir(d) == ["folder"]  # its .tmp was removed
     finally:
         remove_tree(d)
 
@@ -124,7 +128,8 @@ def test_read_text_never_reads_past_max_bytes_and_cuts_at_a_character_boundary()
         write(p, text)
         expected = {
             0: "", 1: "a", 2: "ab", 3: "ab", 4: "ab\u00e9", 5: "ab\u00e9", 6: "ab\u00e9",
-            7: "ab\u00e9\u20ac", 8: "ab\u00e9\u20ac", 10: "ab\u00e9\u20ac", 11: "ab\u00e9\u20ac\U0001f600",
+            7: "ab\u00e9\u20ac", 8: "ab\u00e9\u20ac", 10: "ab\u00e9\u20ac",
+            11: "ab\u00e9\u20ac\U0001f600",
             12: text, 100: text,
         }
         for n in expected:

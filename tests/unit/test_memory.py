@@ -104,7 +104,8 @@ def test_memory_append_refuses_to_grow_past_the_cap():
         mem = Memory(flash)
         mem.write("x" * (MEMORY_MAX_BYTES - 30) + "\n")
         before = mem.read()
-        assert "full" in str(raises(ValueError, mem.append, "a fact that does not fit", "2025-01-01"))
+        err = raises(ValueError, mem.append, "a fact that does not fit", "2025-01-01")
+        assert "full" in str(err)
         assert mem.read() == before
         mem.append("fits", "2025-01-01")
         assert files.size(flash.memory_path) <= MEMORY_MAX_BYTES

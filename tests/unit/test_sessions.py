@@ -114,7 +114,8 @@ def test_history_skips_torn_and_garbage_lines():
         ]
         write(p, "\n".join(good[:3] + garbage + good[3:6]) + "\n")
         write(p, b'\xff\xfe\n{"role":"assistant","conte', "ab")  # torn tail, no newline
-        assert [m["content"] for m in s.history("telegram", 42)] == ["m0", "m1", "m2", "m3", "m4", "m5"]
+        got = [m["content"] for m in s.history("telegram", 42)]
+        assert got == ["m0", "m1", "m2", "m3", "m4", "m5"]
         # the next append starts on a fresh line instead of gluing onto the torn one
         s.append("telegram", 42, "user", "after the cut", 1)
         assert [m["content"] for m in s.history("telegram", 42)][-2:] == ["m5", "after the cut"]
@@ -139,6 +140,16 @@ def test_history_skips_a_line_longer_than_line_max():
         remove_tree(d)
 
 
+def test_append_creates_a_missing_sessions_folder():
+    d = tempdir("sess")
+    try:
+        s = Sessions(files.join(d, "data", "sessions"))
+        s.append("ws", "c", "user", "hi", 1)
+        assert s.history("ws", "c") == [{"role": "user", "content": "hi"}]
+    finally:
+        remove_tree(d)
+
+
 def test_append_cuts_content_so_a_line_always_fits():
     d = tempdir("sess")
     try:
@@ -147,6 +158,10 @@ def test_append_cuts_content_so_a_line_always_fits():
         hist = s.history("ws", "c")
         assert len(hist) == 1 and hist[0]["content"].endswith("[cut]")
         assert files.size(files.join(d, "ws_c.jsonl")) <= 4096 // 2
+        small = Sessions(d, max_bytes=290)  # escapes make "\x01" 6 bytes: the cut must converge
+        small.append("ws", "e", "user", "\x01" * 24, 1)
+        got = small.history("ws", "e")[0]["content"]
+        assert got.endswith(" [cut]") and got[:-6] == "\x01" * len(got[:-6])
     finally:
         remove_tree(d)
 

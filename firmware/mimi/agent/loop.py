@@ -33,7 +33,8 @@ class Agent:
                 self.busy_with = None
 
     async def _reply(self, message, text, kind, streamed=False):
-        meta = {"kind": kind, "streamed": streamed}
+        # `request` carries the inbound extras back, so a channel can acknowledge what it answered.
+        meta = {"kind": kind, "streamed": streamed, "request": message.meta}
         await self.bus.outbound.put(Message(message.channel, message.chat_id, text, meta))
 
     async def handle(self, message):
@@ -51,7 +52,8 @@ class Agent:
         if channel is not None and hasattr(channel, "on_start"):
             await channel.on_start(message.chat_id)
         now = platform.unix_time()
-        messages = self.sessions.history(message.channel, message.chat_id)
+        # Empty turns are refused by the API: a blank line in an old session must not break this one.
+        messages = [m for m in self.sessions.history(message.channel, message.chat_id) if m["content"].strip()]
         messages.append(self.context.user_turn(message.content, message.channel, now))
         system = self.context.system_blocks(now)
         streamed = on_delta is not None

@@ -62,6 +62,10 @@ class Commands:
             "restart": (self.restart, "restart", 0, 0, "reboot the device"),
         }
 
+    def add(self, name, handler, usage, fewest, most, description):
+        """Let a layer (Telegram, gateway...) add its commands: handler is async, gets str args."""
+        self.table[name] = (handler, usage, fewest, most, description)
+
     def out(self, text):
         platform.console_write(text + "\n")
 

@@ -6,6 +6,7 @@ from mimi.platform import const
 TMP_SUFFIX = ".tmp"
 _CHUNK = const(512)  # bytes read per step when streaming a file
 _S_IFDIR = const(0x4000)
+_EEXIST = const(17)
 
 
 def join(*parts):
@@ -106,7 +107,7 @@ def _utf8_len(b):
 
 
 def decode(data):
-    """UTF-8 bytes to str, dropping invalid bytes instead of failing (MicroPython has no 'replace')."""
+    """UTF-8 bytes to str, dropping invalid bytes (MicroPython's decode has no 'replace')."""
     try:
         return data.decode()
     except UnicodeError:
@@ -187,11 +188,11 @@ def write_atomic(path, data):
         raise
     try:
         os.rename(tmp, path)  # replaces the target on LittleFS and POSIX
-    except OSError:
-        if not exists(path):
+    except OSError as exc:
+        if exc.args[0] != _EEXIST or not exists(path):
             remove(tmp)
             raise
-        os.remove(path)  # a filesystem whose rename refuses to replace
+        os.remove(path)  # a filesystem whose rename refuses to replace the target
         os.rename(tmp, path)
 
 

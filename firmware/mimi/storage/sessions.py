@@ -37,7 +37,9 @@ def check_channel(channel):
             ok = False
             break
     if not ok:
-        raise ValueError("channel name must be lowercase letters and digits, got {!r}".format(channel))
+        raise ValueError(
+            "channel name must be lowercase letters and digits, got {!r}".format(channel)
+        )
     return channel
 
 
@@ -69,14 +71,16 @@ def parse_message(line):
 
 def _line_for(role, content, ts, cap):
     """The JSONL line for one message, its content cut until the line fits in cap bytes."""
+    text = content
+    keep = len(content)
     while True:
         line = '{{"role":{},"content":{},"ts":{}}}'.format(
-            json.dumps(role), json.dumps(content), int(ts)
+            json.dumps(role), json.dumps(text), int(ts)
         )
-        if len(line.encode()) <= cap or not content:
+        if len(line.encode()) <= cap or not text:
             return line
-        keep = len(content) * 3 // 4
-        content = content[:keep] + _CUT_MARK if keep > len(_CUT_MARK) else ""
+        keep = keep * 3 // 4  # shrink the original, so the mark never makes it grow
+        text = content[:keep] + _CUT_MARK if keep else ""
 
 
 def _lines_backward(f, end):
@@ -140,7 +144,9 @@ class Sessions:
             raise ValueError("message content must be text")
         path = self.path(channel, chat_id)
         line = _line_for(role, content, platform.unix_time() if ts is None else ts, self.line_cap)
-        if not files.ends_with_newline(path):
+        if files.size(path) < 0:
+            files.makedirs(self.dir)  # first message of this chat: make sure the folder is there
+        elif not files.ends_with_newline(path):
             line = "\n" + line  # never glue a message to a line torn by a power cut
         files.append_line(path, line)
         total = files.size(path)
@@ -165,7 +171,7 @@ class Sessions:
         return total
 
     def _trim(self, path, total):
-        """Rewrite the file atomically with only its newest valid lines (about half of max_bytes)."""
+        """Rewrite the file atomically with its newest valid lines (about max_bytes / 2)."""
         start = self._keep_from(path, total)
 
         def valid_lines():
