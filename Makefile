@@ -26,3 +26,25 @@ test: venv
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
+
+# ---- Board-side toolchain: bundle, file-system image, NVS provisioning, API check ----------
+# PARTITIONS=partitions-8MiB.csv for 8 MB boards; PORT=... only fills in the printed flash commands.
+PARTITIONS ?= partitions.csv
+
+.PHONY: bundle fsimage provision check-api
+
+# firmware/ compiled with mpy-cross for the S3, microdot, CA certificates -> build/bundle/
+bundle: venv
+	$(BIN)/python tools/bundle.py
+
+# LittleFS image of the vfs partition (bundle + default SOUL/USER) -> build/fs.bin
+fsimage: bundle
+	$(BIN)/python tools/fsimage.py --partitions $(PARTITIONS) $(if $(PORT),--port $(PORT))
+
+# NVS image of the settings in provision.csv (git-ignored) -> build/nvs.bin
+provision: venv
+	$(BIN)/python tools/provision.py --partitions $(PARTITIONS) $(if $(PORT),--port $(PORT))
+
+# firmware/ against the ESP32-S3 port's stubs (also run by `make test`)
+check-api: venv
+	$(BIN)/python tools/check_api.py

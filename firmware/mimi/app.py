@@ -8,12 +8,14 @@ from mimi.bus.message import Bus
 from mimi.channels.console import Console
 from mimi.channels.dispatch import Dispatcher
 from mimi.config import Config
+from mimi.gateway.server import Gateway
 from mimi.llm.claude import Claude
 from mimi.net import tls
 from mimi.net.wifi import WiFi
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
+from mimi.telegram.channel import Telegram
 
 DATA_ROOT = "/data"
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
@@ -42,6 +44,10 @@ class App:
                            self.channels, self.wifi.is_up)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
+        # Network services: each registers its channel in self.channels and its console commands.
+        self.services = []
+        self.gateway = Gateway(self)
+        self.telegram = Telegram(self)
 
     def missing(self):
         cfg = self.config
@@ -67,6 +73,8 @@ class App:
         if gaps:
             print("setup needed: " + "; ".join(gaps))
         if await self.wifi.connect():
+            for service in self.services:
+                self.tasks.append(asyncio.create_task(service.run()))
             print("ready: network up, agent listening")
         else:
             print("no network yet: the console works; configure WiFi with wifi_set")

@@ -1,4 +1,6 @@
 # End-to-end fixtures: the fake Anthropic API and the firmware as a subprocess, under both runtimes.
+import socket
+
 import pytest
 
 from host_sim.fake_anthropic import FakeAnthropic
@@ -6,6 +8,12 @@ from tests.e2e.device import Device
 from tests.runtimes import RUNTIMES
 
 API_KEY = "sk-ant-api03-e2e" + "k" * 40 + "SECRETTAIL"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +46,10 @@ def boot(runtime, flash, fake):
     """boot(*extra_args) starts the firmware on this flash, pointed at the fake API."""
     devices = []
 
-    def start(*args, api=None, env=None):
+    def start(*args, api=None, env=None, own_ws_port=True):
+        # Every firmware gets its own gateway port (tests run side by side), unless the test says not.
+        if own_ws_port and "--ws-port" not in args:
+            args = args + ("--ws-port", str(free_port()))
         device = Device(runtime, flash, "--anthropic-api", api or fake.url, *args, env=env)
         devices.append(device)
         return device.ready()

@@ -2,8 +2,13 @@
 # Usage: micropython tests/unit/mp_run.py test_module [test_module ...]   (from the repository root)
 import sys
 
+import os
+
 for _p in ("host_sim/standins", "firmware", "tests/unit"):
     sys.path.insert(0, _p)
+for _name in os.listdir(".venv/lib"):  # microdot and other pure-Python firmware dependencies
+    if _name.startswith("python3"):
+        sys.path.append(".venv/lib/" + _name + "/site-packages")
 
 passed = failed = 0
 for name in sys.argv[1:]:

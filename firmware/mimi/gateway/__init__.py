@@ -1,0 +1,1 @@
+# gateway layer: the WebSocket endpoint the local clients talk to

@@ -1,0 +1,73 @@
+# The gateway token: made on first boot, checked in constant time, taken from ?token= or Bearer.
+import binascii
+import os
+
+from mimi.platform import const
+
+NS = "gw_config"
+KEY = "ws_token"
+OFF = "off"  # stored as the token: none needed (blank means "not set": a new one is made)
+TOKEN_MIN = const(8)
+TOKEN_MAX = const(128)
+_RANDOM_BYTES = const(18)  # 24 URL-safe characters
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
+
+
+def new_token():
+    text = binascii.b2a_base64(os.urandom(_RANDOM_BYTES)).decode().strip()
+    return text.replace("+", "-").replace("/", "_")
+
+
+def check_new(token):
+    """The token to store, or ValueError (which never quotes it)."""
+    if token == OFF:
+        return token
+    if not TOKEN_MIN <= len(token) <= TOKEN_MAX:
+        raise ValueError("the gateway token must be {} to {} characters (or off)".format(
+            TOKEN_MIN, TOKEN_MAX))
+    for ch in token:
+        if ch not in _TOKEN_CHARS:
+            raise ValueError("the gateway token may hold only A-Z a-z 0-9 - _ . ~ "
+                             "(it goes into URLs)")
+    return token
+
+
+def current(config):
+    """The token in force, made and saved now if none is set (first boot, after config_reset)."""
+    token = config.get(NS, KEY)
+    if not token:
+        token = new_token()
+        config.set(NS, KEY, token)
+        print("gateway: made a new access token; the console command ws_token shows it")
+    return token
+
+
+def same(given, expected):
+    """Compare without an early exit: the time taken tells nothing of how close a guess was."""
+    a = given.encode() if isinstance(given, str) else bytes(given)
+    b = expected.encode()
+    diff = len(a) ^ len(b)
+    if not a:
+        return False
+    for i in range(len(b)):
+        diff |= a[i % len(a)] ^ b[i]
+    return diff == 0
+
+
+def presented(request):
+    """The token a request carries (?token= or Authorization: Bearer), or None."""
+    token = request.args.get("token")
+    if token:
+        return token
+    header = request.headers.get("Authorization") or ""
+    if header[:7].lower() == "bearer ":
+        return header[7:].strip() or None
+    return None
+
+
+def admits(config, request):
+    token = current(config)
+    if token == OFF:
+        return True
+    given = presented(request)
+    return given is not None and same(given, token)

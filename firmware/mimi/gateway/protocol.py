@@ -1,0 +1,60 @@
+# The gateway's JSON frames: check what a client sends, build what the server sends.
+import json
+
+from mimi.platform import const
+
+CHAT_ID_MAX = const(64)
+_TYPE_SHOWN_MAX = const(32)  # an unknown type is quoted back at most this long
+
+
+class BadFrame(ValueError):
+    """A client frame the gateway cannot use; the text is sent back in an error frame."""
+
+
+def valid_chat_id(chat_id):
+    """True for 1..64 characters of [A-Za-z0-9_-]."""
+    if not isinstance(chat_id, str) or not 0 < len(chat_id) <= CHAT_ID_MAX:
+        return False
+    for ch in chat_id:
+        if not ("a" <= ch <= "z" or "A" <= ch <= "Z" or "0" <= ch <= "9" or ch in "_-"):
+            return False
+    return True
+
+
+def parse(data):
+    """(chat_id or None, content) from one client frame; BadFrame says what is wrong with it."""
+    if not isinstance(data, str):
+        raise BadFrame("send text frames holding JSON, not binary frames")
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        raise BadFrame('not JSON; send {"type":"message","content":"..."}')
+    if not isinstance(obj, dict):
+        raise BadFrame('expected a JSON object like {"type":"message","content":"..."}')
+    kind = obj.get("type")
+    if kind != "message":
+        shown = str(kind)[:_TYPE_SHOWN_MAX] if kind is not None else "(none)"
+        raise BadFrame('unknown type {}; the only type a client sends is "message"'.format(shown))
+    content = obj.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BadFrame("a message needs text in content")
+    chat_id = obj.get("chat_id")
+    if chat_id is not None and not valid_chat_id(chat_id):
+        raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))
+    return chat_id, content
+
+
+def hello(chat_id):
+    return json.dumps({"type": "hello", "chat_id": chat_id})
+
+
+def token(chat_id, delta):
+    return json.dumps({"type": "token", "content": delta, "chat_id": chat_id})
+
+
+def response(chat_id, text):
+    return json.dumps({"type": "response", "content": text, "chat_id": chat_id})
+
+
+def error(chat_id, reason):
+    return json.dumps({"type": "error", "error": reason, "chat_id": chat_id})

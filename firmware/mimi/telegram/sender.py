@@ -1,0 +1,182 @@
+# Telegram replies: a live draft (or an edited message) while Claude streams, then the final message.
+import asyncio
+
+from mimi import platform
+from mimi.net.http import HTTPError
+from mimi.platform import const
+from mimi.telegram import markup
+from mimi.telegram.api import TelegramError
+
+DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
+DRAFT_TAIL = const(3500)  # a draft shows the newest part of a long reply
+TYPING_EVERY_MS = const(4500)  # the typing action lasts about 5 s
+SEND_TRIES = const(3)
+TEXT_LIMIT = const(4096)
+
+
+def _chat(chat_id):
+    # The bus carries chat ids as text; the Bot API wants the number back.
+    text = str(chat_id)
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _parse_error(exc):
+    return isinstance(exc, TelegramError) and exc.code == 400 and "parse entities" in exc.description
+
+
+def _not_modified(exc):
+    return isinstance(exc, TelegramError) and "not modified" in exc.description
+
+
+class _Stream:
+    """One reply being streamed into one chat."""
+
+    def __init__(self, draft_id):
+        self.parts = []
+        self.draft_id = draft_id
+        self.changed = asyncio.Event()
+        self.finished = False
+        self.message_id = None  # the message being edited when drafts are refused
+        self.shown = ""
+        self.task = None
+
+
+class Sender:
+    def __init__(self, api):
+        self.api = api
+        self.drafts_ok = True  # until Telegram refuses sendMessageDraft once
+        self._streams = {}
+        self._draft_ids = 0
+        self._quiet_until = 0  # ticks: after a 429 on a draft, previews pause until then
+
+    # -- while the agent works --
+    async def start(self, chat_id):
+        await self.stop(chat_id)
+        self._draft_ids += 1
+        stream = _Stream(self._draft_ids)
+        self._streams[chat_id] = stream
+        stream.task = asyncio.create_task(self._preview(chat_id, stream))
+
+    async def delta(self, chat_id, text):
+        stream = self._streams.get(chat_id)
+        if stream is not None:
+            stream.parts.append(text)
+            stream.changed.set()
+
+    async def stop(self, chat_id):
+        stream = self._streams.pop(chat_id, None)
+        if stream is not None:
+            stream.finished = True
+            stream.changed.set()
+            if stream.task is not None:
+                try:
+                    await stream.task
+                except Exception as exc:  # a preview failure never blocks the final reply
+                    print("Telegram: preview failed: {}".format(exc))
+        return stream
+
+    async def _preview(self, chat_id, stream):
+        await self._quietly("sendChatAction", {"chat_id": _chat(chat_id), "action": "typing"})
+        typed = platform.ticks_ms()
+        while not stream.finished:
+            try:
+                await asyncio.wait_for(stream.changed.wait(), TYPING_EVERY_MS / 1000)
+            except asyncio.TimeoutError:
+                pass
+            if stream.finished:
+                return
+            now = platform.ticks_ms()
+            if not stream.changed.is_set() or platform.ticks_diff(self._quiet_until, now) > 0:
+                if platform.ticks_diff(now, typed) >= TYPING_EVERY_MS and not stream.shown:
+                    await self._quietly("sendChatAction", {"chat_id": _chat(chat_id), "action": "typing"})
+                    typed = now
+                continue
+            stream.changed.clear()
+            text = "".join(stream.parts)
+            if len(text) > DRAFT_TAIL:
+                text = "\u2026" + text[-DRAFT_TAIL:]
+            await self._show(chat_id, stream, text)
+            await asyncio.sleep(DRAFT_INTERVAL_MS / 1000)
+
+    async def _show(self, chat_id, stream, text):
+        if not text.strip() or text == stream.shown:
+            return
+        try:
+            if self.drafts_ok:
+                await self._with_fallback("sendMessageDraft", {"chat_id": _chat(chat_id), "draft_id": stream.draft_id}, text)
+            elif stream.message_id is None:
+                sent = await self._with_fallback("sendMessage", {"chat_id": _chat(chat_id)}, text)
+                stream.message_id = sent.get("message_id") if isinstance(sent, dict) else None
+            else:
+                await self._with_fallback(
+                    "editMessageText", {"chat_id": _chat(chat_id), "message_id": stream.message_id}, text
+                )
+            stream.shown = text
+        except TelegramError as exc:
+            if exc.code == 429:
+                self._quiet_until = platform.ticks_add(platform.ticks_ms(), (exc.retry_after or 1) * 1000)
+            elif self.drafts_ok and exc.code in (400, 404) and not _not_modified(exc):
+                print("Telegram: drafts refused ({}); streaming by editing a message".format(exc.description))
+                self.drafts_ok = False
+                await self._show(chat_id, stream, text)
+            elif not _not_modified(exc):
+                print("Telegram: preview update failed: {}".format(exc))
+        except (HTTPError, OSError) as exc:
+            print("Telegram: preview update failed: {}".format(exc))
+
+    async def _with_fallback(self, method, params, markdown):
+        """Send as HTML rendered from Markdown; if Telegram cannot parse it, the same text as plain."""
+        params["text"] = markup.to_html(markdown)
+        params["parse_mode"] = "HTML"
+        try:
+            return await self.api.call(method, params)
+        except TelegramError as exc:
+            if not _parse_error(exc):
+                raise
+        del params["parse_mode"]
+        params["text"] = markdown
+        return await self.api.call(method, params)
+
+    async def _quietly(self, method, params):
+        try:
+            await self.api.call(method, params)
+        except (TelegramError, HTTPError, OSError) as exc:
+            print("Telegram: {} failed: {}".format(method, exc))
+
+    # -- the final reply --
+    async def reply(self, chat_id, text, is_error=False):
+        """Deliver the final text, split at 4096 characters; raises when Telegram will not take it."""
+        stream = await self.stop(chat_id)
+        if is_error:
+            await self.send_plain(chat_id, "\u26a0\ufe0f " + text)
+            return
+        parts = markup.split_html(text, TEXT_LIMIT)
+        first = True
+        for html, plain in parts:
+            if first and stream is not None and stream.message_id is not None:
+                await self._deliver("editMessageText", {"chat_id": _chat(chat_id), "message_id": stream.message_id}, html, plain)
+            else:
+                await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, html, plain)
+            first = False
+
+    async def send_plain(self, chat_id, text):
+        for part in markup.split(text, TEXT_LIMIT):
+            await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, None, part)
+
+    async def _deliver(self, method, params, html, plain):
+        for attempt in range(SEND_TRIES):
+            try:
+                if html is not None:
+                    try:
+                        return await self.api.call(method, dict(params, text=html, parse_mode="HTML"))
+                    except TelegramError as exc:
+                        if not _parse_error(exc):
+                            raise
+                        print("Telegram: HTML refused ({}); sending plain text".format(exc.description))
+                return await self.api.call(method, dict(params, text=plain))
+            except TelegramError as exc:
+                if _not_modified(exc):
+                    return None
+                if exc.code != 429 or attempt == SEND_TRIES - 1:
+                    raise
+                await asyncio.sleep(exc.retry_after or 1)

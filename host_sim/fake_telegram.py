@@ -1,0 +1,320 @@
+# A fake Telegram Bot API (long polling, parse modes, flood control, scripted faults) for tests.
+import argparse
+import asyncio
+import re
+import signal
+import sys
+import threading
+import time
+from collections import deque
+
+from host_sim.background_server import BackgroundServer
+from host_sim.telegram_params import ApiError, Args, FloodControl, recorded
+from host_sim.telegram_wire import (
+    GATEWAY_ERRORS, cut_response, error_body, gateway_page, gateway_response, json_response,
+    read_args, success_body, truncated_response)
+from host_sim.telegram_world import CANONICAL, METHODS, World
+
+_PATH = re.compile(r"^/bot([^/]*)/([^/]*)$")
+_KEEP = object()
+TERMINATED = ("Conflict: terminated by other getUpdates request; make sure that only one bot "
+              "instance is running")
+DEFAULT_DESCRIPTIONS = {
+    400: "Bad Request", 401: "Unauthorized", 403: "Forbidden: bot was blocked by the user",
+    404: "Not Found", 409: TERMINATED, 500: "Internal Server Error",
+}
+
+
+class FakeTelegram(BackgroundServer):
+    """The Bot API on a local port: inject users' updates, read `calls`, script faults."""
+
+    name = "fake-telegram"
+
+    def __init__(self, token="123456:TEST-token", ssl_context=None, host="127.0.0.1", port=0,
+                 drafts="ok", rate_limits=True, update_ttl=24 * 3600):
+        super().__init__(ssl_context, host, port)
+        self.token = token
+        self._lock = threading.Lock()
+        self._world = World(token, drafts, update_ttl, FloodControl())
+        if not rate_limits:
+            self._world.flood.set(None, None, None)
+        self._calls = []
+        self._faults, self._slow = {}, {}
+        self._held = None  # the getUpdates request being held, as a ticket dict
+        self._wakeup = None
+
+    # ---- the users' side: inject updates (thread-safe) ----
+
+    def _inject(self, build, *args, **kwargs):
+        with self._lock:
+            update_id = build(*args, **kwargs)
+        self._wake()
+        return update_id
+
+    def user_message(self, user_id, text, chat_id=None, username=None, first_name="A"):
+        """A text message from a user (private chat unless chat_id); returns its update_id,
+        or None when the bot's allowed_updates means Telegram would not produce it."""
+        return self._inject(self._world.user_message, user_id, text, chat_id, username,
+                            first_name)
+
+    def non_text_message(self, user_id, kind="photo", caption=None, chat_id=None):
+        """A photo/sticker/voice/audio/video/video_note/animation/document/location/contact."""
+        return self._inject(self._world.non_text_message, user_id, kind, caption, chat_id)
+
+    def callback_query(self, user_id, data, message_id, chat_id=None):
+        """A press on an inline button of message_id; returns the update_id."""
+        return self._inject(self._world.callback_query, user_id, data, message_id, chat_id)
+
+    def add_update(self, kind, body):
+        """Any other update type, body as the API shapes it; returns the update_id."""
+        return self._inject(self._world.add_update, kind, body)
+
+    def add_chat(self, chat_id, title=None):
+        """Make a chat known without an update from it (groups have negative ids)."""
+        with self._lock:
+            self._world.add_chat(chat_id, title)
+
+    def set_rate_limits(self, per_chat=_KEEP, per_group=_KEEP, overall=_KEEP):
+        """Each limit is (messages per second, burst) or None for off; omitted ones stay.
+        Every allowance starts full again."""
+        with self._lock:
+            flood = self._world.flood
+            flood.set(flood.per_chat if per_chat is _KEEP else per_chat,
+                      flood.per_group if per_group is _KEEP else per_group,
+                      flood.overall if overall is _KEEP else overall)
+
+    # ---- scripted faults (thread-safe); method names as in the API, e.g. "sendMessage" ----
+
+    def _script(self, method, fault, times=1):
+        with self._lock:
+            self._faults.setdefault(method.lower(), deque()).extend([fault] * times)
+
+    def fail_next(self, method, status, description=None, retry_after=None, times=1):
+        """The next `times` calls of method answer this error (502/504: the proxy's HTML)."""
+        if status == 429 and retry_after is None:
+            retry_after = 5
+        if description is None:
+            description = ("Too Many Requests: retry after {}".format(retry_after)
+                           if status == 429 else DEFAULT_DESCRIPTIONS.get(status, "Error"))
+        self._script(method, {"kind": "fail", "error": ApiError(status, description,
+                                                                 retry_after)}, times)
+
+    def conflict_second_poller(self):
+        """Another bot instance polls: the held getUpdates (or else the next one) gets 409."""
+        with self._lock:
+            if self._held is not None:
+                self._held["superseded"] = True
+            else:
+                self._faults.setdefault("getupdates", deque()).append(
+                    {"kind": "fail", "error": ApiError(409, TERMINATED)})
+        self._wake()
+
+    def reset_connection_next(self, method, before=False):
+        """Close the TCP connection mid-response (after the call took effect unless before)."""
+        self._script(method, {"kind": "reset", "before": before})
+
+    def malformed_next(self, method):
+        """Answer the next call (which takes effect) with a 200 and a truncated JSON body."""
+        self._script(method, {"kind": "malformed"})
+
+    def duplicate_next_update(self):
+        """The next update delivered is delivered again in the following getUpdates answer."""
+        with self._lock:
+            self._world.duplicate_next = True
+
+    def slow_next(self, method, seconds):
+        """Wait `seconds` before handling the next call of method."""
+        with self._lock:
+            self._slow.setdefault(method.lower(), deque()).append(seconds)
+
+    # ---- what the bot did (thread-safe copies) ----
+
+    @property
+    def calls(self):
+        """Every request: {"method", "params", "time", "status", "response"}, oldest first;
+        "fault" names a scripted reset/malformed answer, "client_gone" an answer nobody read."""
+        with self._lock:
+            return [dict(c) for c in self._calls]
+
+    def sent(self, chat_id):
+        """The bot's messages in the chat as they stand now (after edits), oldest first:
+        {"message_id", "text" (as sent), "parse_mode", "shown" (as seen), "reply_markup"}."""
+        with self._lock:
+            chat = self._world.chats.get(chat_id, {"messages": {}})
+            return [{"message_id": m["message"]["message_id"], "text": m["raw"],
+                     "parse_mode": m["parse_mode"], "shown": m["message"]["text"],
+                     "reply_markup": m["message"].get("reply_markup")}
+                    for _, m in sorted(chat["messages"].items()) if m["from_bot"]]
+
+    def drafts(self, chat_id):
+        """sendMessageDraft calls: {"draft_id", "text", "shown", "parse_mode", "time"}."""
+        with self._lock:
+            return [dict(d) for d in self._world.chats.get(chat_id, {"drafts": []})["drafts"]]
+
+    def actions(self, chat_id):
+        """sendChatAction actions sent to the chat, oldest first."""
+        with self._lock:
+            return list(self._world.chats.get(chat_id, {"actions": []})["actions"])
+
+    @property
+    def callback_answers(self):
+        """answerCallbackQuery calls: {"callback_query_id", "text", "show_alert"}."""
+        with self._lock:
+            return [dict(a) for a in self._world.callback_answers]
+
+    @property
+    def offset_confirmed(self):
+        """The highest update_id confirmed by a getUpdates offset (0: none yet)."""
+        with self._lock:
+            return self._world.offset_confirmed
+
+    @property
+    def webhook_url(self):
+        with self._lock:
+            return self._world.webhook
+
+    def wait_for(self, predicate, timeout=5.0):
+        """Poll predicate() until truthy; returns its last value (falsy on timeout)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value or time.monotonic() > deadline:
+                return value
+            time.sleep(0.01)
+
+    # ---- serving ----
+
+    async def _opened(self):
+        self._wakeup = asyncio.Event()
+
+    async def _closing(self):
+        self._ring()  # held polls see _stopping and answer at once
+
+    def _wake(self):
+        """Wake held getUpdates requests to look again (from any thread)."""
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            loop.call_soon_threadsafe(self._ring)
+
+    def _ring(self):
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = asyncio.Event()
+
+    async def _handle(self, request):
+        match = _PATH.match(request.path)
+        record = {"method": match.group(2) if match else None, "params": {},
+                  "time": time.time(), "status": None, "response": None}
+        with self._lock:
+            self._calls.append(record)
+        args, typed, bad_body = await read_args(request)
+        with self._lock:
+            record["params"] = recorded(typed)
+        if match is None:
+            return self._error(record, ApiError(404, "Not Found"))
+        if match.group(1) != self.token:
+            return self._error(record, ApiError(401, "Unauthorized"))
+        method = CANONICAL.get(match.group(2).lower())
+        if method is None:
+            return self._error(record, ApiError(404, "Not Found: method not found"))
+        with self._lock:
+            record["method"] = method
+            slow = self._slow.get(method.lower()) and self._slow[method.lower()].popleft()
+            faults = self._faults.get(method.lower())
+            fault = faults.popleft() if faults else {"kind": None}
+        if slow and not await self._sleep(slow):
+            return self._error(record, ApiError(500, "Internal Server Error"))
+        if fault["kind"] == "fail":
+            return self._error(record, fault["error"])
+        if fault["kind"] == "reset" and fault["before"]:
+            self._finish(record, 200, None, fault="reset")
+            return await cut_response(request, None)
+        status, body = await self._answer(method, args, bad_body)
+        if fault["kind"] == "reset":
+            self._finish(record, 200, None, fault="reset")
+            return await cut_response(request, body)
+        if fault["kind"] == "malformed":
+            response, half = truncated_response(body)
+            self._finish(record, 200, half.decode("utf-8", "replace"), fault="malformed")
+            return response
+        gone = request.transport is None or request.transport.is_closing()
+        self._finish(record, status, body, **({"client_gone": True} if gone else {}))
+        return json_response(status, body)
+
+    async def _answer(self, method, args, bad_body):
+        """(HTTP status, JSON body) of one call."""
+        try:
+            if bad_body is not None:
+                raise bad_body
+            if method == "getUpdates":
+                return 200, success_body(await self._poll(Args(args)))
+            with self._lock:
+                result, description = METHODS[method](self._world, Args(args))
+            return 200, success_body(result, description)
+        except ApiError as exc:
+            return exc.code, error_body(exc)
+
+    async def _poll(self, args):
+        """getUpdates: answer at once when updates wait, else hold up to `timeout` seconds."""
+        ticket = {"superseded": False}
+        with self._lock:
+            limit, timeout = self._world.begin_poll(args)
+            if self._held is not None:
+                self._held["superseded"] = True  # the real server answers the older poll 409
+            self._held = ticket
+        self._ring()
+        deadline = self._loop.time() + timeout
+        try:
+            while True:
+                wakeup = self._wakeup
+                with self._lock:
+                    if ticket["superseded"]:
+                        raise ApiError(409, TERMINATED)
+                    updates = self._world.take_updates(limit)
+                remaining = deadline - self._loop.time()
+                if updates or remaining <= 0 or self._stopping.is_set():
+                    return updates
+                try:
+                    await asyncio.wait_for(wakeup.wait(), remaining)
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            with self._lock:
+                if self._held is ticket:
+                    self._held = None
+
+    def _finish(self, record, status, response, **extra):
+        with self._lock:
+            record["status"], record["response"] = status, response
+            record.update(extra)
+
+    def _error(self, record, exc):
+        if exc.code in GATEWAY_ERRORS:
+            self._finish(record, exc.code, gateway_page(exc.code))
+            return gateway_response(exc.code)
+        body = error_body(exc)
+        self._finish(record, exc.code, body)
+        return json_response(exc.code, body)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Fake Telegram Bot API (offline demo).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8081)
+    parser.add_argument("--token", default="123456:TEST-token")
+    parser.add_argument("--drafts", default="ok", choices=("ok", "not_found", "bad_request"))
+    args = parser.parse_args(argv)
+    fake = FakeTelegram(token=args.token, host=args.host, port=args.port, drafts=args.drafts)
+    print("fake Telegram Bot API on " + fake.start(), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

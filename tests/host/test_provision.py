@@ -1,0 +1,139 @@
+# `make provision`: an NVS image the firmware reads with get_blob, built without echoing secrets.
+import os
+import struct
+import subprocess
+import sys
+
+from tools import partition_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROVISION = [sys.executable, os.path.join(ROOT, "tools", "provision.py")]
+
+# NVS on-flash format (ESP-IDF nvs_flash): 4 KB pages of a 32-byte header, a 32-byte entry
+# state bitmap and 126 entries of 32 bytes.
+PAGE = 4096
+ENTRIES = 126
+ENTRY_WRITTEN = 0b10
+TYPE_U8 = 0x01
+TYPE_STR = 0x21
+TYPE_BLOB_DATA = 0x42
+TYPE_BLOB_IDX = 0x48
+
+WIFI_PASSWORD = "hunter2-wifi-pass"
+BOT_TOKEN = "123456789:AAFakeBotTokenForTheProvisionTest"
+API_KEY = "sk-ant-api03-provision-test-key-0123456789"
+SAMPLE = """# a comment line
+namespace,key,value
+wifi_config,ssid,Home Network
+wifi_config,password,{}
+tg_config,bot_token,{}
+tg_config,allowlist,"123, 456"
+llm_config,api_key,{}
+llm_config,model,claude-test-model
+llm_config,max_tokens,2048
+gw_config,ws_token,
+""".format(WIFI_PASSWORD, BOT_TOKEN, API_KEY)
+SECRETS = (WIFI_PASSWORD, BOT_TOKEN, API_KEY)
+
+
+def provision(tmp_path, text):
+    source = tmp_path / "provision.csv"
+    source.write_text(text)
+    out = tmp_path / "nvs.bin"
+    result = subprocess.run(PROVISION + ["--csv", str(source), "--out", str(out)], cwd=ROOT,
+                            capture_output=True, text=True)
+    return result, out
+
+
+def nvs_entries(image):
+    """[(namespace index, type, key, payload)] of every written entry; namespaces have index 0."""
+    found = []
+    for base in range(0, len(image), PAGE):
+        page = image[base:base + PAGE]
+        if page[:4] == b"\xff\xff\xff\xff":  # never used
+            continue
+        bitmap = page[32:64]
+        i = 0
+        while i < ENTRIES:
+            state = (bitmap[i // 4] >> ((i % 4) * 2)) & 3
+            entry = page[64 + 32 * i:64 + 32 * (i + 1)]
+            if state != ENTRY_WRITTEN:
+                i += 1
+                continue
+            ns, kind, span = entry[0], entry[1], entry[2]
+            key = entry[8:24].split(b"\0", 1)[0].decode()
+            data = entry[24:32]
+            if kind == TYPE_BLOB_DATA or kind == TYPE_STR:
+                size = struct.unpack_from("<H", data)[0]
+                payload = page[64 + 32 * (i + 1):64 + 32 * (i + span)][:size]
+            else:
+                payload = data
+            found.append((ns, kind, key, payload))
+            i += max(span, 1)
+    return found
+
+
+def blobs(image):
+    """{(namespace, key): bytes} of the blob data chunks in an NVS image."""
+    entries = nvs_entries(image)
+    names = {e[3][0]: e[2] for e in entries if e[0] == 0 and e[1] == TYPE_U8}
+    return {(names[ns], key): payload for ns, kind, key, payload in entries
+            if kind == TYPE_BLOB_DATA}
+
+
+def test_image_holds_every_setting_as_a_blob(tmp_path):
+    result, out = provision(tmp_path, SAMPLE)
+    assert result.returncode == 0, result.stderr
+    nvs = partition_table.find(partition_table.read(os.path.join(ROOT, "partitions.csv")), "nvs")
+    image = out.read_bytes()
+    assert len(image) == nvs.size
+    assert blobs(image) == {
+        ("wifi_config", "ssid"): b"Home Network",
+        ("wifi_config", "password"): WIFI_PASSWORD.encode(),
+        ("tg_config", "bot_token"): BOT_TOKEN.encode(),
+        ("tg_config", "allowlist"): b"123,456",  # normalised as config.set() would
+        ("llm_config", "api_key"): API_KEY.encode(),
+        ("llm_config", "model"): b"claude-test-model",
+        ("llm_config", "max_tokens"): b"2048",
+    }
+    kinds = {kind for ns, kind, key, payload in nvs_entries(image) if ns != 0}
+    assert kinds == {TYPE_BLOB_DATA, TYPE_BLOB_IDX}  # no string entries: get_blob would miss them
+    assert "write-flash {:#x} ".format(nvs.offset) in result.stdout
+
+
+def test_secrets_never_reach_the_console(tmp_path):
+    result, _ = provision(tmp_path, SAMPLE)
+    console = result.stdout + result.stderr
+    assert result.returncode == 0
+    for secret in SECRETS:
+        assert secret not in console
+        assert secret.encode().hex() not in console
+
+
+def test_a_bad_value_fails_without_quoting_it(tmp_path):
+    long_key = "sk-ant-" + "x" * 600
+    result, out = provision(tmp_path, "namespace,key,value\nllm_config,api_key," + long_key + "\n")
+    assert result.returncode != 0
+    assert "llm_config.api_key is too long" in result.stderr
+    assert "x" * 20 not in result.stdout + result.stderr
+    assert not out.exists()
+
+
+def test_an_unknown_setting_names_the_valid_ones(tmp_path):
+    result, _ = provision(tmp_path, "# settings\nnamespace,key,value\nllm_config,apikey,x\n")
+    assert result.returncode != 0
+    assert "line 3" in result.stderr and "llm_config.api_key" in result.stderr
+
+
+def test_a_missing_csv_says_where_to_start(tmp_path):
+    result = subprocess.run(PROVISION + ["--csv", str(tmp_path / "none.csv")], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "provision.example.csv" in result.stderr
+
+
+def test_the_template_provisions(tmp_path):
+    with open(os.path.join(ROOT, "provision.example.csv")) as f:
+        result, out = provision(tmp_path, f.read())
+    assert result.returncode == 0, result.stderr
+    assert ("wifi_config", "ssid") in blobs(out.read_bytes())
