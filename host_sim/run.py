@@ -1,11 +1,12 @@
 # Runs the firmware on a laptop, unchanged, under `micropython` or `python3` (from the repository root).
 #   run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N] [--api-key-env NAME]
+#          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
 import os
 import sys
 
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
-    " [--api-key-env NAME]"
+    " [--api-key-env NAME] [--firmware DIR]"
 )
 
 
@@ -30,7 +31,8 @@ def _venv_site_packages(root):
 
 
 def _parse(argv):
-    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None}
+    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None,
+            "firmware": None}
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -54,6 +56,18 @@ def _mkdirs(path):
                 pass
 
 
+def _close_sockets():
+    # A real reset closes every socket; MicroPython's asyncio would keep the dropped tasks' open.
+    import asyncio
+
+    queue = getattr(getattr(asyncio, "core", None), "_io_queue", None)
+    for entry in list(getattr(queue, "map", {}).values()):
+        try:
+            entry[2].close()
+        except (OSError, AttributeError, IndexError, TypeError):
+            pass
+
+
 def main():
     try:
         opts = _parse(sys.argv[1:])
@@ -61,7 +75,7 @@ def main():
         print(exc)
         sys.exit(2)
     root = _repo_root()
-    sys.path.insert(0, root + "/firmware")
+    sys.path.insert(0, opts["firmware"] or root + "/firmware")
     sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
     site = _venv_site_packages(root)
     if site:
@@ -92,11 +106,15 @@ def main():
 
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
-        firmware = app.App(data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides)
+        firmware = app.App(
+            data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
+            tools_dir=flash + "/tools", www_dir=root + "/firmware/www",
+        )
         try:
             asyncio.run(firmware.main())
         except machine.ResetRequested:
             print("--- reset ---")
+            _close_sockets()
             asyncio.new_event_loop().close()  # MicroPython: drops every task of the previous boot
             continue
         except KeyboardInterrupt:

@@ -18,3 +18,21 @@ def _find(name):
 MICROPYTHON = [_find("micropython") or "micropython", "-X", "heapsize=" + MP_HEAP]
 CPYTHON = [sys.executable]
 RUNTIMES = {"micropython": MICROPYTHON, "cpython": CPYTHON}
+
+# Under MicroPython the end-to-end tests run the compiled bundle (`make bundle`: what ships to the
+# board) rather than the .py sources; MIMI_MP_SOURCE=1 runs the sources instead.
+_BUNDLE = os.path.join(ROOT, "build", "test-bundle")
+_built = []
+
+
+def micropython_firmware():
+    """--firmware arguments for a MicroPython firmware process (the bundle is built once per run)."""
+    if os.environ.get("MIMI_MP_SOURCE"):
+        return []
+    if not _built:
+        import subprocess
+
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out", _BUNDLE],
+                       cwd=ROOT, check=True, capture_output=True)
+        _built.append(True)
+    return ["--firmware", os.path.join(_BUNDLE, "lib")]

@@ -2,12 +2,16 @@
 import asyncio
 
 from mimi import VERSION, platform
+from mimi.agent import skills
 from mimi.agent.context import Context
+from mimi.agent.heartbeat import Heartbeat
 from mimi.agent.loop import Agent
 from mimi.bus.message import Bus
 from mimi.channels.console import Console
 from mimi.channels.dispatch import Dispatcher
+from mimi.channels.system import SystemChannel
 from mimi.config import Config
+from mimi.cron.service import Cron
 from mimi.gateway.server import Gateway
 from mimi.llm.claude import Claude
 from mimi.net import tls
@@ -16,15 +20,21 @@ from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
 from mimi.telegram.channel import Telegram
+from mimi.tools.registry import Registry
 
 DATA_ROOT = "/data"
+TOOLS_DIR = "/tools"  # the owner's tool_<name>.py files
+WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
 GC_PERIOD_S = 10
+SERVICE_SETTLE_S = 0.1
 
 
 class App:
-    def __init__(self, data_root=DATA_ROOT, cert_dirs=CERT_DIRS, overrides=None):
+    def __init__(self, data_root=DATA_ROOT, cert_dirs=CERT_DIRS, overrides=None, tools_dir=TOOLS_DIR,
+                 www_dir=WWW_DIR):
         self.started_ms = platform.ticks_ms()
+        self.www_dir = www_dir
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
@@ -40,14 +50,20 @@ class App:
         self.claude = Claude(self.config)
         self.console = Console(self)
         self.channels = {"cli": self.console}
+        self.registry = Registry(self)
         self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
-                           self.channels, self.wifi.is_up)
+                           self.channels, self.wifi.is_up, self.registry)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services = []
         self.gateway = Gateway(self)
         self.telegram = Telegram(self)
+        self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
+        skills.setup(self)
+        # Tools last: their setup(app) may add console commands and use every layer above.
+        self.registry.load_builtins()
+        self.registry.discover(tools_dir)
 
     def missing(self):
         cfg = self.config
@@ -75,6 +91,7 @@ class App:
         if await self.wifi.connect():
             for service in self.services:
                 self.tasks.append(asyncio.create_task(service.run()))
+            await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
             print("ready: network up, agent listening")
         else:
             print("no network yet: the console works; configure WiFi with wifi_set")

@@ -5,6 +5,7 @@ import pytest
 
 from host_sim.fake_anthropic import FakeAnthropic
 from tests.e2e.device import Device
+from tests.e2e.test_gateway import listening
 from tests.runtimes import MICROPYTHON
 
 API_KEY = "sk-ant-api03-browser" + "b" * 40 + "TAIL"
@@ -30,7 +31,7 @@ def fake(fake_server):
     fake_server.reset()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # Playwright's loop must be gone before other tests use asyncio
 def browser():
     if not os.path.exists(CHROMIUM):
         pytest.fail("no chromium at {}: apt-get install -y chromium (or set MIMI_CHROMIUM)".format(CHROMIUM))
@@ -58,7 +59,7 @@ def firmware(tmp_path, fake):
         device = Device(MICROPYTHON, tmp_path / "flash", "--anthropic-api", fake.url, "--ws-port", str(port))
         devices.append(device)
         device.ready()
-        device.expect(r"gateway: web chat on http://\S+:{}/".format(port))
+        listening(device, port)
         return device
 
     yield start

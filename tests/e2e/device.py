@@ -5,14 +5,15 @@ import subprocess
 import threading
 import time
 
-from tests.runtimes import ROOT
+from tests.runtimes import MICROPYTHON, ROOT, micropython_firmware
 
 PROMPT = "mimi> "
 
 
 class Device:
     def __init__(self, runtime_cmd, flash, *args, env=None):
-        self.cmd = list(runtime_cmd) + ["host_sim/run.py", "--flash", str(flash)] + list(args)
+        extra = micropython_firmware() if list(runtime_cmd) == MICROPYTHON else []
+        self.cmd = list(runtime_cmd) + ["host_sim/run.py", "--flash", str(flash)] + extra + list(args)
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = subprocess.Popen(
@@ -68,7 +69,8 @@ class Device:
         return self.output[start:self.pos - len(PROMPT)]
 
     def ready(self, timeout=30):
-        self.expect(re.escape(PROMPT), timeout)
+        """Wait until boot has finished: the prompt is up and the startup report printed."""
+        self.expect(r"ready: network up|no network yet", timeout)
         return self
 
     def stop(self):

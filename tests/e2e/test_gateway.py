@@ -12,15 +12,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from host_sim.fake_anthropic import text
-from tests.e2e.conftest import API_KEY
+from tests.e2e.conftest import API_KEY, free_port
 
 FRAME_WAIT_S = 20
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Gateway:
@@ -48,9 +42,16 @@ def token_of(device):
     return re.search(r"gateway token: (\S+)", out).group(1)
 
 
+def listening(dev, port):
+    """Wait for a freshly booted firmware's gateway (its line may come before or after "ready")."""
+    dev.pos = 0
+    dev.expect(r"gateway: web chat on http://\S+:{}/".format(port))
+    dev.expect(r"ready: network up")
+
+
 def start(boot, port, *args):
     dev = boot("--ws-port", str(port), *args)
-    dev.expect(r"gateway: web chat on http://\S+:{}/".format(port))
+    listening(dev, port)
     assert "saved" in dev.command("set_api_key " + API_KEY)
     return dev
 
@@ -314,8 +315,8 @@ def test_set_ws_port_is_saved_and_moves_the_gateway_at_once(boot, fake):
     out = dev.command("set_ws_port {}".format(second))
     assert "saved" in out and "--ws-port" in out  # the command line wins for this run
     dev.stop()
-    dev = boot()  # started without --ws-port: the saved port applies
-    dev.expect(r"gateway: web chat on http://\S+:{}/".format(second))
+    dev = boot(own_ws_port=False)  # started without --ws-port: the saved port applies
+    listening(dev, second)
     gateway = Gateway(dev, second)
     assert refused_status(gateway.url()) is None
     dev.command("set_ws_port {}".format(third))
@@ -355,3 +356,23 @@ def test_after_a_restart_the_gateway_is_back_on_its_port_with_the_same_token(gat
             return await until_reply(ws)
 
     assert asyncio.run(chat())[-1]["content"] == "Back again."
+
+
+def test_a_tool_round_shows_a_tool_frame_between_tokens(gateway, fake):
+    from host_sim.fake_anthropic import tool_use
+
+    fake.script(tool_use("get_current_time", {}, text="Let me look."), text("It is time."))
+
+    async def go():
+        async with connect(gateway.url()) as ws:
+            await hello(ws)
+            await ws.send(json.dumps({"type": "message", "content": "what time is it?"}))
+            return await until_reply(ws)
+
+    frames = asyncio.run(go())
+    kinds = [f["type"] for f in frames]
+    assert "tool" in kinds and kinds[-1] == "response"
+    tool_at = kinds.index("tool")
+    assert frames[tool_at]["name"] == "get_current_time"
+    assert "token" in kinds[:tool_at] and "token" in kinds[tool_at:]
+    assert frames[-1]["content"] == "Let me look.\n\nIt is time."

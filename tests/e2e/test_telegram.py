@@ -166,3 +166,14 @@ def test_bot_commands_and_non_text_messages(bot, tg, fake, flash):
     assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 4, 15)
     assert "fresh conversation" in _shown(tg, OWNER)[3] and not session.exists()
     assert len(fake.requests) == 1
+
+
+def test_a_tool_round_shows_using_tool_in_the_draft(bot, tg, fake):
+    from host_sim.fake_anthropic import tool_use
+
+    bot()
+    fake.script(tool_use("get_current_time", {}), text("It is noon " + "z" * 200, chunk=8, delay=0.05))
+    tg.user_message(OWNER, "time?")
+    assert tg.wait_for(lambda: tg.sent(OWNER), 30)
+    assert any("using get_current_time" in d["shown"] for d in tg.drafts(OWNER))
+    assert "using" not in tg.sent(OWNER)[0]["shown"]

@@ -1,5 +1,6 @@
 # Builds what Claude sees: a system prompt from flash, byte-identical while its files are unchanged.
 from mimi import platform
+from mimi.agent import skills
 from mimi.platform import const
 
 SOUL_MAX = const(8192)
@@ -15,6 +16,12 @@ _PREAMBLE = (
     "enough to read on a phone. Each user turn starts with a [context] line giving the current "
     "time and channel. Below are your personality (SOUL), what you know about your owner (USER), "
     "your long-term memory and recent daily notes, all kept on your flash.\n"
+)
+
+
+_SKILLS_INTRO = (
+    "How-to notes on your flash. When one fits the request, read the whole file first "
+    'with read_file("skills/<name>.md"):\n'
 )
 
 
@@ -41,6 +48,9 @@ class Context:
         ]
         for date, text in self.memory.recent_daily(dates, DAILY_PROMPT_MAX):
             parts.append(self._section("Daily notes " + date, text))
+        listed = skills.summary(self.flash)
+        if listed:
+            parts.append(self._section("Skills", _SKILLS_INTRO + listed))
         return "".join(parts)
 
     def system_blocks(self, now=None):

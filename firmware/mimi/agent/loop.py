@@ -1,21 +1,28 @@
-# The agent loop: inbound message -> context -> streamed Claude reply -> session -> outbound.
+# The agent loop: inbound message -> context -> streamed Claude reply (with tool rounds) -> session -> outbound.
+import asyncio
+
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.llm.errors import ClaudeError
+from mimi.platform import const
 
+MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
+_ROUND_BREAK = "\n\n"
 
 
 class Agent:
-    def __init__(self, bus, claude, context, sessions, channels, network_up=None):
+    def __init__(self, bus, claude, context, sessions, channels, network_up=None, registry=None):
         self.bus = bus
         self.claude = claude
         self.context = context
         self.sessions = sessions
-        self.channels = channels  # name -> channel object (send, optional on_start/on_delta)
+        self.channels = channels  # name -> channel object (send; optional on_start, on_delta, on_tool)
         self.network_up = network_up or (lambda: True)
+        self.registry = registry
         self.turns = 0
         self.failures = 0
+        self.tool_calls = 0
         self.busy_with = None
 
     async def run(self):
@@ -42,38 +49,88 @@ class Agent:
         if not self.network_up():
             await self._reply(message, "No network: WiFi is not connected. Set it with: wifi_set <ssid> <password>", "error")
             return
-        on_delta = None
-        if channel is not None and hasattr(channel, "on_delta"):
-            chat_id = message.chat_id
+        streaming = channel is not None and hasattr(channel, "on_delta")
+        shown = [False]  # has any text reached the channel yet (rounds are separated by a blank line)
+        fresh_round = [False]
 
-            async def on_delta(text):
-                await channel.on_delta(chat_id, text)
+        async def on_delta(text):
+            if fresh_round[0]:
+                fresh_round[0] = False
+                if shown[0]:
+                    await channel.on_delta(message.chat_id, _ROUND_BREAK)
+            shown[0] = True
+            await channel.on_delta(message.chat_id, text)
 
         if channel is not None and hasattr(channel, "on_start"):
             await channel.on_start(message.chat_id)
         now = platform.unix_time()
+        session = _session_of(message)
+        history = self.sessions.history(session[0], session[1]) if session else []
         # Empty turns are refused by the API: a blank line in an old session must not break this one.
-        messages = [m for m in self.sessions.history(message.channel, message.chat_id) if m["content"].strip()]
+        messages = [m for m in history if m["content"].strip()]
+        del history
         messages.append(self.context.user_turn(message.content, message.channel, now))
         system = self.context.system_blocks(now)
-        streamed = on_delta is not None
+        tools = self.registry.definitions() if self.registry is not None and self.registry.tools else None
+        texts = []
         try:
-            result = await self.claude.stream(system, messages, None, on_delta)
+            for round_no in range(MAX_TOOL_ROUNDS + 1):
+                last = round_no == MAX_TOOL_ROUNDS
+                fresh_round[0] = True
+                result = await self.claude.stream(
+                    system, messages, tools, on_delta if streaming else None, "none" if last and tools else None
+                )
+                if result.text.strip():
+                    texts.append(result.text.strip())
+                calls = result.tool_calls
+                if result.stop_reason != "tool_use" or not calls or last:
+                    break
+                messages.append({"role": "assistant", "content": result.content})
+                messages.append({"role": "user", "content": await self._run_tools(message, channel, calls)})
         except ClaudeError as exc:
             self.failures += 1
-            await self._reply(message, exc.message, "error", streamed)
+            await self._reply(message, exc.message, "error", streaming and shown[0])
             return
         del messages, system
-        reply = result.text.strip() or "(Claude sent an empty reply.)"
+        reply = _ROUND_BREAK.join(texts) or "(Claude sent an empty reply.)"
         if result.stop_reason == "max_tokens":
             reply += MAX_TOKENS_NOTE
-        self._save(message, reply, now)
+        self._save(session, message, reply, now)
         self.turns += 1
-        await self._reply(message, reply, "reply", streamed)
+        await self._reply(message, reply, "reply", streaming)
 
-    def _save(self, message, reply, now):
+    async def _run_tools(self, message, channel, calls):
+        """Run one round's tool calls concurrently; returns the tool_result blocks, in call order."""
+        from mimi.tools import registry as registry_module
+
+        turn = registry_module.current
+        turn.clear()
+        turn.update({"channel": message.channel, "chat_id": message.chat_id, "meta": message.meta})
+        for call in calls:
+            print("agent: tool {} requested".format(call["name"]))
+            if channel is not None and hasattr(channel, "on_tool"):
+                await channel.on_tool(message.chat_id, call["name"])
+        self.tool_calls += len(calls)
+        outcomes = await asyncio.gather(*[self.registry.execute(c["name"], c["input"]) for c in calls])
+        blocks = []
+        for call, outcome in zip(calls, outcomes):
+            blocks.append({"type": "tool_result", "tool_use_id": call["id"], "content": outcome[0] or "(no output)",
+                           "is_error": outcome[1]})
+        return blocks
+
+    def _save(self, session, message, reply, now):
+        if not session:
+            return
         try:
-            self.sessions.append(message.channel, message.chat_id, "user", message.content, now)
-            self.sessions.append(message.channel, message.chat_id, "assistant", reply, platform.unix_time())
+            self.sessions.append(session[0], session[1], "user", message.content, now)
+            self.sessions.append(session[0], session[1], "assistant", reply, platform.unix_time())
         except OSError as exc:  # a full flash must not cost the user the reply
             print("agent: could not save the session ({}); the reply is still sent".format(exc))
+
+
+def _session_of(message):
+    """(channel, chat_id) whose history a turn uses and extends; None keeps it out of every session.
+
+    A cron job's turn names the chat it answers in (meta["session"]); a heartbeat names none."""
+    meta = message.meta if isinstance(message.meta, dict) else {}
+    return meta.get("session", (message.channel, message.chat_id))

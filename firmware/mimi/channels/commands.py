@@ -3,7 +3,7 @@ from mimi import VERSION, platform
 from mimi.config import mask
 
 # Commands whose arguments are secrets: the console echoes stars for them.
-SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set")
+SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token")
 
 
 def split_args(line):
@@ -53,6 +53,9 @@ class Commands:
             "set_llm_api": (self.setter("llm_config", "api_base"), "set_llm_api <url>", 1, 1, "Anthropic API endpoint"),
             "set_tg_api": (self.setter("tg_config", "api_base"), "set_tg_api <url>", 1, 1, "Telegram Bot API endpoint"),
             "config_show": (self.config_show, "config_show", 0, 0, "every setting, secrets masked"),
+            "config_set": (self.config_set, "config_set <namespace.key> <value>", 2, 2, "change any setting (see config_show)"),
+            "tool_list": (self.tool_list, "tool_list", 0, 0, "the tools the agent can use"),
+            "tool_exec": (self.tool_exec, "tool_exec <name> [json]", 1, 2, "run a tool by hand, e.g. tool_exec get_current_time {}"),
             "config_reset": (self.config_reset, "config_reset", 0, 0, "erase every setting (back to defaults)"),
             "memory_read": (self.memory_read, "memory_read", 0, 0, "print MEMORY.md"),
             "memory_write": (self.memory_write, "memory_write <text>", 1, -1, "replace MEMORY.md"),
@@ -124,6 +127,34 @@ class Commands:
         for ns, key, shown in self.app.config.shown():
             self.out("  {}.{} = {}".format(ns, key, shown))
 
+    async def config_set(self, name, value):
+        ns, _, key = name.partition(".")
+        await self.setter(ns, key)(value)
+
+    async def tool_list(self):
+        registry = self.app.registry
+        for definition in registry.definitions():
+            self.out("  {}  {}".format(definition["name"], definition["description"].split("\n")[0][:90]))
+        if not registry.tools:
+            self.out("(no tools loaded)")
+        for warning in registry.warnings:
+            self.out("  warning: " + warning)
+
+    async def tool_exec(self, name, text="{}"):
+        import json
+
+        try:
+            data = json.loads(text)
+        except ValueError:
+            self.out('error: the input must be JSON, e.g. tool_exec {} \'{{"key": "value"}}\''.format(name))
+            return
+        from mimi.tools import registry
+
+        registry.current.clear()  # a tool run by hand acts for the console
+        registry.current.update({"channel": "cli", "chat_id": "console", "meta": None})
+        result, is_error = await self.app.registry.execute(name, data)
+        self.out(("error: " if is_error else "") + result)
+
     async def config_reset(self):
         self.app.config.reset()
         self.out("every setting erased; defaults in effect")
@@ -149,6 +180,7 @@ class Commands:
         self.out("cleared {} session file(s) for '{}'".format(removed, chat_id))
 
     async def heap_info(self):
+        platform.collect()  # figures after a collection: what is really held
         free, used = platform.heap_info()
         if free is None:
             self.out("heap: not measured on this runtime")

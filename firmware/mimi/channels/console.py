@@ -45,7 +45,8 @@ class Console:
         else:
             platform.console_write("mimi: {}\n".format(message.content))
         self._streaming = False
-        self._reply_done.set()
+        if "request" in meta:  # the agent's answer to a chat (not a send_message notice)
+            self._reply_done.set()
 
     async def chat(self, text):
         """Send text to the agent as the console user and wait until the reply is shown."""

@@ -52,6 +52,10 @@ def token(chat_id, delta):
     return json.dumps({"type": "token", "content": delta, "chat_id": chat_id})
 
 
+def tool(chat_id, name):
+    return json.dumps({"type": "tool", "name": name, "chat_id": chat_id})
+
+
 def response(chat_id, text):
     return json.dumps({"type": "response", "content": text, "chat_id": chat_id})
 

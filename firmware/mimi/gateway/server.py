@@ -7,9 +7,8 @@ from microdot import Microdot, Response
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.gateway import auth, protocol
-from mimi.platform import const
-
 from mimi.gateway.websocket import with_websocket
+from mimi.platform import const
 
 CHANNEL = "websocket"
 CLIENTS_MAX = const(4)
@@ -18,16 +17,7 @@ PAGE_CHUNK = const(1024)  # the page is streamed from flash in pieces this big
 _RETRY_FIRST_S = const(2)
 _RETRY_MAX_S = const(60)
 _BIND_POLL_S = 0.05
-_PAGE_NAME = "/www/index.html"
-
-
-def _page_paths():
-    # firmware/mimi/gateway/server.py -> firmware/www/index.html; on the board /www/index.html
-    here = globals().get("__file__") or ""
-    parts = here.rsplit("/", 3)
-    paths = [parts[0] + _PAGE_NAME] if len(parts) == 4 else []
-    paths.append(_PAGE_NAME)
-    return paths
+_PAGE_NAME = "index.html"
 
 
 def _exists(path):
@@ -87,12 +77,12 @@ class Gateway:
         return web
 
     async def _page(self, request):
-        for path in _page_paths():
-            if _exists(path):
-                response = Response.send_file(path, content_type="text/html; charset=utf-8")
-                response.send_file_buffer_size = PAGE_CHUNK
-                response.headers["Cache-Control"] = "no-cache"
-                return response
+        path = self.app.www_dir + "/" + _PAGE_NAME
+        if _exists(path):
+            response = Response.send_file(path, content_type="text/html; charset=utf-8")
+            response.send_file_buffer_size = PAGE_CHUNK
+            response.headers["Cache-Control"] = "no-cache"
+            return response
         return Response("The web chat page is missing: copy www/index.html to the flash.\n", 404)
 
     async def _ws(self, request):
@@ -151,6 +141,9 @@ class Gateway:
     # -- the websocket channel --
     async def on_delta(self, chat_id, text):
         await self._to_chat(chat_id, protocol.token(chat_id, text))
+
+    async def on_tool(self, chat_id, name):
+        await self._to_chat(chat_id, protocol.tool(chat_id, name))
 
     async def send(self, message):
         meta = message.meta or {}

@@ -21,11 +21,13 @@ _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs fo
 _CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
 
 
-def _json_pieces(system, messages, tools, model, max_tokens):
+def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
     # The body as a list of byte pieces, one per message: never one big string.
     head = {"model": model, "max_tokens": max_tokens, "stream": True, "system": system}
     if tools:
         head["tools"] = tools
+        if tool_choice:
+            head["tool_choice"] = {"type": tool_choice}
     text = json.dumps(head)
     pieces = [text[:-1].encode(), b', "messages": [']
     for i, message in enumerate(messages):
@@ -43,10 +45,11 @@ class Claude:
         self.config = config
         self.last_usage = None
 
-    async def stream(self, system, messages, tools=None, on_delta=None):
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 
-        `on_delta(text)` is awaited for every text delta. Raises ClaudeError with a message for the user."""
+        `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use.
+        Raises ClaudeError with a message for the user."""
         cfg = self.config
         api_key = cfg.get("llm_config", "api_key")
         if not api_key:
@@ -59,7 +62,7 @@ class Claude:
             "content-type": "application/json",
             "accept": "text/event-stream",
         }
-        body = _json_pieces(system, messages, tools, model, cfg.get("llm_config", "max_tokens"))
+        body = _json_pieces(system, messages, tools, model, cfg.get("llm_config", "max_tokens"), tool_choice)
         delay = BACKOFF_FIRST_MS
         attempt = 1
         while True:

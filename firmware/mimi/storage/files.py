@@ -137,7 +137,9 @@ def read_text(path, max_bytes):
     except OSError:
         return None
     try:
-        data = f.read(max_bytes) if max_bytes > 0 else b""
+        # Ask for no more than the file holds: a small file must not cost a max_bytes buffer.
+        want = min(max_bytes, size(path))
+        data = f.read(want) if want > 0 else b""
     finally:
         f.close()
     if len(data) == max_bytes:

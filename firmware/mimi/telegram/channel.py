@@ -132,6 +132,9 @@ class Telegram:
     async def on_delta(self, chat_id, text):
         await self.sender.delta(chat_id, text)
 
+    async def on_tool(self, chat_id, name):
+        await self.sender.tool(chat_id, name)
+
     async def send(self, message):
         meta = message.meta or {}
         request = meta.get("request") or {}

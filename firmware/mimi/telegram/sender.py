@@ -38,6 +38,7 @@ class _Stream:
         self.finished = False
         self.message_id = None  # the message being edited when drafts are refused
         self.shown = ""
+        self.status = ""  # a progress line under the text, e.g. "using get_weather..."
         self.task = None
 
 
@@ -60,7 +61,15 @@ class Sender:
     async def delta(self, chat_id, text):
         stream = self._streams.get(chat_id)
         if stream is not None:
+            stream.status = ""
             stream.parts.append(text)
+            stream.changed.set()
+
+    async def tool(self, chat_id, name):
+        """Show "using <tool>" at the end of the live draft until more text arrives."""
+        stream = self._streams.get(chat_id)
+        if stream is not None:
+            stream.status = "\n\n_using {}\u2026_".format(name)
             stream.changed.set()
 
     async def stop(self, chat_id):
@@ -95,6 +104,7 @@ class Sender:
             text = "".join(stream.parts)
             if len(text) > DRAFT_TAIL:
                 text = "\u2026" + text[-DRAFT_TAIL:]
+            text += stream.status
             await self._show(chat_id, stream, text)
             await asyncio.sleep(DRAFT_INTERVAL_MS / 1000)
 

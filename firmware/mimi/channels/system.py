@@ -1,0 +1,122 @@
+# The `system` channel: turns started by the device itself (cron, heartbeat) answer in a real chat.
+from mimi.bus.message import Message
+from mimi.platform import const
+
+HEARTBEAT_OK = "HEARTBEAT_OK"
+TARGET_CHANNELS = ("telegram", "websocket", "cli")  # where a system turn's answer may go
+CONSOLE_TARGET = ("cli", "console")
+CHAT_ID_MAX = const(64)
+_SEPARATOR = ":"
+_OK_TRIM = " \t\r\n.!`*_\"'"  # "HEARTBEAT_OK." or "**HEARTBEAT_OK**" still count as silence
+
+
+def check_target(channel, chat_id):
+    """(channel, chat_id) as str, or ValueError saying what is wrong with them."""
+    if channel not in TARGET_CHANNELS:
+        raise ValueError("channel must be one of {}, not {!r}".format(", ".join(TARGET_CHANNELS), channel))
+    chat_id = str(chat_id).strip()
+    if not chat_id or len(chat_id) > CHAT_ID_MAX:
+        raise ValueError("chat_id must be 1 to {} characters".format(CHAT_ID_MAX))
+    if channel == "telegram":
+        digits = chat_id[1:] if chat_id.startswith("-") else chat_id
+        if not digits.isdigit():
+            raise ValueError("a Telegram chat_id is a number, like 123456789")
+    return channel, chat_id
+
+
+def check_reachable(app, target, requesting):
+    """ValueError unless the device may write to target: the chat being served, the console, a
+    gateway chat, or a Telegram user on the allowlist (the model must not write to strangers)."""
+    channel, chat_id = check_target(target[0], target[1])
+    if (channel, chat_id) == tuple(requesting) or channel != "telegram":
+        return channel, chat_id
+    from mimi.telegram.channel import parse_allowlist
+
+    if int(chat_id) not in parse_allowlist(app.config.get("tg_config", "allowlist")):
+        raise ValueError("Telegram chat {} is not an allowlisted user; the owner adds one with tg_allow <id>"
+                         .format(chat_id))
+    return channel, chat_id
+
+
+def encode_target(channel, chat_id):
+    """The chat_id of a system message that answers in (channel, chat_id): "telegram:42"."""
+    return channel + _SEPARATOR + str(chat_id)
+
+
+def decode_target(text):
+    """(channel, chat_id) from "telegram:42"; ValueError when it does not name a valid target."""
+    channel, sep, chat_id = str(text).partition(_SEPARATOR)
+    if not sep:
+        raise ValueError("not a system target: {!r}".format(text))
+    return check_target(channel, chat_id)
+
+
+def requesting_chat(turn):
+    """The chat a tool call came from, seen through system turns; the console when unknown.
+
+    `turn` is the registry's current turn: {"channel", "chat_id", "meta"} (may be empty).
+    """
+    channel, chat_id = (turn or {}).get("channel"), (turn or {}).get("chat_id")
+    if channel == "system":
+        try:
+            return decode_target(chat_id)
+        except ValueError:
+            return CONSOLE_TARGET
+    if channel in TARGET_CHANNELS and chat_id:
+        return channel, str(chat_id)
+    return CONSOLE_TARGET
+
+
+def is_heartbeat_ok(text):
+    return str(text).strip(_OK_TRIM) == HEARTBEAT_OK
+
+
+def system_message(target, content, meta):
+    """An inbound Message for the agent that will answer in `target` (a (channel, chat_id) pair).
+
+    meta keys read here: "source" (cron, heartbeat...), "session" (see the agent), "on_reply"
+    (optional callable(text, kind), told the outcome), "quiet_errors" (errors only logged).
+    """
+    meta = dict(meta)
+    meta["target"] = target
+    return Message("system", encode_target(target[0], target[1]), content, meta)
+
+
+class SystemChannel:
+    """Forwards the agent's answer to a system turn to its target chat; HEARTBEAT_OK is dropped."""
+
+    def __init__(self, app):
+        self.app = app
+        self.forwarded = 0
+        self.silenced = 0
+        app.channels["system"] = self
+
+    async def send(self, message):
+        meta = message.meta or {}
+        request = meta.get("request") or {}
+        kind = meta.get("kind") or "reply"
+        source = request.get("source") or "system"
+        try:
+            if kind != "error" and is_heartbeat_ok(message.content):
+                self.silenced += 1
+                return
+            if kind == "error" and request.get("quiet_errors"):
+                print("{}: the turn failed: {}".format(source, message.content))
+                return
+            target = request.get("target") or decode_target(message.chat_id)
+            await self._forward(target, message.content, kind, source)
+        finally:
+            on_reply = request.get("on_reply")
+            if on_reply is not None:
+                on_reply(message.content, kind)
+
+    async def _forward(self, target, text, kind, source):
+        channel = self.app.channels.get(target[0])
+        if channel is None or channel is self:
+            print("{}: no channel '{}' to deliver to {}".format(source, target[0], target[1]))
+            return
+        # Called from the dispatcher: deliver directly, since queueing on outbound could wait on ourselves.
+        meta = {"kind": kind, "streamed": False, "request": {"source": source}}
+        reply = Message(target[0], target[1], text, meta)
+        await channel.send(reply)
+        self.forwarded += 1

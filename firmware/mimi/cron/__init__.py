@@ -1,0 +1,1 @@
+# cron layer: jobs the agent scheduled, kept on flash and run through the inbound queue

@@ -1,0 +1,1 @@
+# tools layer: what the agent can do besides talking

@@ -1,0 +1,186 @@
+# The tool registry: built-ins and /tools/tool_*.py found at boot, validated, run with limits.
+import asyncio
+import json
+import os
+import sys
+
+from mimi import platform
+from mimi.platform import const
+
+TOOL_TIMEOUT_S = const(30)
+RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
+NAME_MAX = const(64)
+USER_TOOL_PREFIX = "tool_"
+
+# Built-in tool modules (each a tool, or exporting TOOLS); a missing one is reported and skipped.
+BUILTINS = (
+    "mimi.tools.clock",
+    "mimi.tools.files",
+    "mimi.tools.memory_tools",
+    "mimi.tools.system",
+    "mimi.tools.gpio",
+    "mimi.tools.web",
+    "mimi.tools.cron_tools",
+    "mimi.tools.send_message",
+)
+
+# The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
+current = {}
+
+_JSON_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+class ToolError(Exception):
+    """An expected failure: its message goes to the model as the tool result (is_error)."""
+
+
+def _valid_name(name):
+    if not isinstance(name, str) or not 0 < len(name) <= NAME_MAX:
+        return False
+    for ch in name:
+        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
+            return False
+    return True
+
+
+def check_tool(tool):
+    """The reason a tool object is unusable, or None when it is fine."""
+    name = getattr(tool, "name", None)
+    if not _valid_name(name):
+        return "its name must be 1-64 characters of letters, digits, _ or -"
+    if not isinstance(getattr(tool, "description", None), str) or not tool.description:
+        return "it has no description"
+    schema = getattr(tool, "schema", None)
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "its schema must be a JSON Schema object ({\"type\": \"object\", ...})"
+    if not callable(getattr(tool, "run", None)):
+        return "it has no run(input) function"
+    return None
+
+
+def check_input(schema, data):
+    """The first way `data` breaks the schema's required keys and basic types, or None."""
+    if not isinstance(data, dict):
+        return "input must be a JSON object"
+    for key in schema.get("required", ()):
+        if key not in data:
+            return "missing required field '{}'".format(key)
+    properties = schema.get("properties", {})
+    for key in data:
+        spec = properties.get(key)
+        if not isinstance(spec, dict) or "type" not in spec:
+            continue
+        kinds = _JSON_TYPES.get(spec["type"])
+        value = data[key]
+        if kinds and (not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool))):
+            return "field '{}' must be of type {}".format(key, spec["type"])
+        if "enum" in spec and value not in spec["enum"]:
+            return "field '{}' must be one of {}".format(key, ", ".join(str(v) for v in spec["enum"]))
+    return None
+
+
+class Registry:
+    def __init__(self, app=None):
+        self.app = app
+        self.tools = {}
+        self.warnings = []
+        self._definitions = None
+
+    def add(self, tool, origin="built-in"):
+        problem = check_tool(tool)
+        if problem is None and tool.name in self.tools:
+            problem = "a tool named '{}' already exists".format(tool.name)
+        if problem:
+            self._warn("tools: skipping {} ({}): {}".format(getattr(tool, "name", "?"), origin, problem))
+            return False
+        self.tools[tool.name] = tool
+        self._definitions = None
+        return True
+
+    def _warn(self, text):
+        self.warnings.append(text)
+        print(text)
+
+    def _add_module(self, module, origin):
+        setup = getattr(module, "setup", None)
+        if setup is not None and self.app is not None:
+            setup(self.app)
+        tools = getattr(module, "TOOLS", None)
+        for tool in tools if tools is not None else (module,):
+            tool_setup = getattr(tool, "setup", None)
+            if tool is not module and tool_setup is not None and self.app is not None:
+                tool_setup(self.app)
+            self.add(tool, origin)
+
+    def load_builtins(self, names=None):
+        for name in BUILTINS if names is None else names:
+            try:
+                module = __import__(name, None, None, ["_"])
+                self._add_module(module, "built-in")
+            except Exception as exc:  # one broken built-in must not take the others down
+                self._warn("tools: built-in {} failed to load: {}".format(name, exc))
+
+    def discover(self, folder):
+        """Load every tool_<name>.py in `folder` (the flash's /tools); broken ones are skipped with a warning."""
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return 0
+        found = 0
+        if folder not in sys.path:
+            sys.path.append(folder)
+        for file_name in names:
+            if not (file_name.startswith(USER_TOOL_PREFIX) and file_name.endswith(".py")):
+                continue
+            module_name = file_name[:-3]
+            try:
+                module = __import__(module_name)
+                before = len(self.tools)
+                self._add_module(module, folder + "/" + file_name)
+                found += len(self.tools) - before
+            except Exception as exc:  # a syntax error or a crash at import: skip this file only
+                self._warn("tools: skipping {}/{}: {}: {}".format(folder, file_name, exc.__class__.__name__, exc))
+        return found
+
+    def definitions(self):
+        """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working."""
+        if self._definitions is None:
+            self._definitions = [
+                {"name": name, "description": self.tools[name].description, "input_schema": self.tools[name].schema}
+                for name in sorted(self.tools)
+            ]
+        return self._definitions
+
+    async def execute(self, name, data):
+        """Run one tool: (result_text, is_error). Never raises."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return "unknown tool '{}'".format(name), True
+        problem = check_input(tool.schema, data)
+        if problem:
+            return "invalid input for {}: {}".format(name, problem), True
+        started = platform.ticks_ms()
+        try:
+            result = tool.run(data)
+            if hasattr(result, "send") or hasattr(result, "__await__"):  # async run()
+                result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            return "{} timed out after {} s".format(name, TOOL_TIMEOUT_S), True
+        except ToolError as exc:
+            return str(exc) or "{} failed".format(name), True
+        except Exception as exc:
+            return "{} failed: {}: {}".format(name, exc.__class__.__name__, exc), True
+        text = result if isinstance(result, str) else json.dumps(result)
+        if len(text) > RESULT_MAX:
+            text = text[:RESULT_MAX] + "\n[result cut at {} characters]".format(RESULT_MAX)
+        took = platform.ticks_diff(platform.ticks_ms(), started)
+        if took > 2000:
+            print("tools: {} took {} ms".format(name, took))
+        return text, False

@@ -1,0 +1,78 @@
+# The web tools (web_fetch, web_search, get_weather): defined here, their code loaded on first use.
+from mimi.platform import const
+
+# Limits the model reads in the schemas; the implementations use the same ones.
+TEXT_MIN = const(200)  # fewest characters of page text a caller may ask for
+TEXT_MAX = const(7500)  # most characters of page text returned (the registry caps results at 8 KB)
+COUNT_DEFAULT = const(5)  # search results
+COUNT_MAX = const(10)
+DAYS_DEFAULT = const(3)  # forecast days
+DAYS_MAX = const(7)
+
+_config = [None]
+
+
+class LazyTool:
+    """A tool whose code lives in mimi.tools.<module> and is imported at its first call, sparing the heap."""
+
+    def __init__(self, name, description, schema, module):
+        self.name, self.description, self.schema = name, description, schema
+        self._module = module
+
+    async def run(self, input):
+        code = __import__("mimi.tools." + self._module, None, None, ["run"])
+        return await code.run(input, _config[0])
+
+
+def setup(app):
+    _config[0] = app.config
+    app.console.commands.add("set_search_key", _set_search_key, "set_search_key <key> [brave|tavily]", 1, 2,
+                             "save the web search API key (a tvly- key selects Tavily)")
+
+
+async def _set_search_key(key, provider=None):
+    from mimi.tools import search
+
+    search.set_search_key(_config[0], key, provider)
+
+
+WEB_FETCH = LazyTool(
+    "web_fetch",
+    "Fetch a web page or text file by URL (http or https GET) and return its readable text: HTML is reduced "
+    "to plain text without scripts or styling; binary files are refused and long pages cut. Use it to read "
+    "a page found with web_search or a URL the user gave.",
+    {"type": "object", "properties": {
+        "url": {"type": "string", "description": "The full http:// or https:// URL"},
+        "max_chars": {"type": "integer", "description": "Most characters of text to return ({}-{}, default {})"
+                      .format(TEXT_MIN, TEXT_MAX, TEXT_MAX)},
+    }, "required": ["url"]},
+    "fetch",
+)
+
+WEB_SEARCH = LazyTool(
+    "web_search",
+    "Search the web (Brave Search or Tavily) and get the top results as title, URL and snippet. Use it for "
+    "current events, facts you are unsure of, or to find pages; read one with web_fetch.",
+    {"type": "object", "properties": {
+        "query": {"type": "string", "description": "What to search for"},
+        "count": {"type": "integer", "description": "How many results, 1-{} (default {})".format(
+            COUNT_MAX, COUNT_DEFAULT)},
+    }, "required": ["query"]},
+    "search",
+)
+
+GET_WEATHER = LazyTool(
+    "get_weather",
+    "Current weather and a daily forecast (Open-Meteo) for a place name (like 'Berlin' or 'Paris, Texas') "
+    "or for latitude and longitude. Temperatures in \u00b0C, wind in km/h.",
+    {"type": "object", "properties": {
+        "place": {"type": "string", "description": "A town or city, optionally followed by ', country' or ', region'"},
+        "latitude": {"type": "number",
+                     "description": "Decimal degrees, -90 to 90 (with longitude, instead of place)"},
+        "longitude": {"type": "number", "description": "Decimal degrees, -180 to 180"},
+        "days": {"type": "integer", "description": "Days of forecast, 1-{} (default {})".format(DAYS_MAX, DAYS_DEFAULT)},
+    }, "required": []},
+    "weather",
+)
+
+TOOLS = (WEB_FETCH, WEB_SEARCH, GET_WEATHER)
