@@ -63,8 +63,9 @@ class FakeAnthropic:
 
     def __init__(self, api_key="sk-ant-test-key", ssl_context=None, host="127.0.0.1", port=0,
                  known_models=None, max_body_bytes=MAX_BODY_BYTES, min_cache_tokens=0,
-                 chunk=8, delay=0.0):
+                 chunk=8, delay=0.0, log_writes=False):
         self.api_key = api_key
+        self.log_writes = log_writes  # benchmarks: each request's record gets "writes"
         self.ssl_context = ssl_context
         self.host, self.port = host, port
         self.known_models = None if known_models is None else frozenset(known_models)
@@ -125,6 +126,8 @@ class FakeAnthropic:
             self._requests.append(record)
         try:
             raw = await self._read_body(request)
+            with self._lock:
+                record["body_read_at"] = time.time()  # the request's last byte has arrived
             if request.path != "/v1/messages":
                 raise Invalid(404, "not_found_error", "Not Found")
             if request.method != "POST":
@@ -231,11 +234,16 @@ class FakeAnthropic:
             "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache",
             "request-id": new_id("req")})
         self._finish(record, 200)
+        writes = None
+        if self.log_writes:
+            writes = record["writes"] = []  # [(time.time() after the write, bytes)], in order
         try:
             await response.prepare(request)
             for step, value in reply.steps(model, usage, new_id("msg")):
                 if step == WRITE:
                     await response.write(value)
+                    if writes is not None:
+                        writes.append((time.time(), value))
                 elif step == CUT or not await self._sleep(value):
                     await self._cut(request)
                     break

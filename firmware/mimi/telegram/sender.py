@@ -11,7 +11,6 @@ DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
 DRAFT_TAIL = const(3500)  # a draft shows the newest part of a long reply
 TYPING_EVERY_MS = const(4500)  # the typing action lasts about 5 s
 SEND_TRIES = const(3)
-TEXT_LIMIT = const(4096)
 
 
 def _chat(chat_id):
@@ -160,7 +159,7 @@ class Sender:
         if is_error:
             await self.send_plain(chat_id, "\u26a0\ufe0f " + text)
             return
-        parts = markup.split_html(text, TEXT_LIMIT)
+        parts = markup.split_html(text, markup.MESSAGE_LIMIT)
         first = True
         for html, plain in parts:
             if first and stream is not None and stream.message_id is not None:
@@ -170,7 +169,7 @@ class Sender:
             first = False
 
     async def send_plain(self, chat_id, text):
-        for part in markup.split(text, TEXT_LIMIT):
+        for part in markup.split(text, markup.MESSAGE_LIMIT):
             await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, None, part)
 
     async def _deliver(self, method, params, html, plain):

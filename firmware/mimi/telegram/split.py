@@ -1,0 +1,66 @@
+# Splitting text for Telegram: at most 4096 code points a message, cut where a reader expects it.
+from mimi.platform import const
+
+MESSAGE_LIMIT = const(4096)  # code points of one Telegram message after entity parsing
+_JOIN_BACKOFF = const(8)  # a hard cut moves back at most this far to keep an emoji sequence whole
+
+
+def visible_length(html):
+    """Code points of the text Telegram keeps from this HTML: tags dropped, each entity one."""
+    count = 0
+    in_tag = in_entity = False
+    for ch in html:
+        if in_tag:
+            in_tag = ch != ">"
+        elif in_entity:
+            in_entity = ch != ";"
+        elif ch == "<":
+            in_tag = True
+        else:
+            in_entity = ch == "&"
+            count += 1
+    return count
+
+
+def _joins(ch):
+    """A character that belongs to the one before it (joiner, variation selector, skin tone...)."""
+    code = ord(ch)
+    return (code in (0x200D, 0xFE0E, 0xFE0F, 0x20E3) or 0x0300 <= code <= 0x036F
+            or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F)
+
+
+def _cut(text, start, limit):
+    """(where to cut, the separator dropped there) for text[start:] longer than limit."""
+    end = start + limit
+    for sep in ("\n\n", "\n", " "):
+        # a separator in the first half would leave a part too short
+        at = text.rfind(sep, start + limit // 2, end + len(sep))
+        if at >= 0:
+            return at, sep
+    for _ in range(_JOIN_BACKOFF):
+        if end > start + 1 and (_joins(text[end]) or text[end - 1] == "\u200d"):
+            end -= 1
+    return end, ""
+
+
+def split(text, limit=MESSAGE_LIMIT):
+    """Parts of at most limit code points, cut at paragraph, line or word breaks when possible.
+
+    The whitespace at a cut is dropped; no part is empty or only whitespace.
+    """
+    if limit < 1:
+        raise ValueError("message split limit must be at least 1")
+    parts = []
+    start, size = 0, len(text)  # offsets, not copies of the rest: one long text, little garbage
+    while size - start > limit:
+        at, sep = _cut(text, start, limit)
+        part = text[start:at].rstrip()
+        if part:
+            parts.append(part)
+        start = at + len(sep)
+        while sep and start < size and text.startswith(sep[0], start):
+            start += 1
+    rest = text[start:]
+    if rest.strip():
+        parts.append(rest)
+    return parts
