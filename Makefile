@@ -48,3 +48,36 @@ provision: venv
 # firmware/ against the ESP32-S3 port's stubs (also run by `make test`)
 check-api: venv
 	$(BIN)/python tools/check_api.py
+
+# ---- Benchmarks: memory, latency, throughput, scaling (see BENCHMARKS.md) -----------------
+# Writes bench/results.json and prints a table; BENCH_QUICK=1 for a fast subset (one repetition).
+# BENCH_ONLY=figure,figure measures only those figures.
+.PHONY: bench
+
+bench: venv
+	$(BIN)/python -m bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+
+# ---- Board: frozen firmware build, deploy, flash, erase -------------------------------------
+# Every command they run is printed. Which partitions each one writes: README ("Flash a board").
+MICROPY_DIR ?=
+FIRMWARE ?=
+
+.PHONY: firmware deploy flash erase
+
+# MicroPython with firmware/ and microdot frozen in (boards/MIMICLAW_S3) -> build/firmware/;
+# needs a MicroPython checkout and ESP-IDF (`. $IDF_PATH/export.sh`), says what is missing.
+firmware: venv
+	$(BIN)/python tools/firmware.py $(if $(MICROPY_DIR),--micropython $(MICROPY_DIR))
+
+# The bundle onto a board running MicroPython (stock is enough), only changed files; never /data.
+deploy: venv
+	$(BIN)/python tools/deploy.py --port "$(PORT)"
+
+# A MicroPython image (FIRMWARE=firmware.bin or micropython.bin): bootloader, table, app; keeps
+# nvs (settings) and vfs (files).
+flash: venv
+	$(BIN)/python tools/flash.py flash --port "$(PORT)" --firmware "$(FIRMWARE)" --partitions $(PARTITIONS)
+
+# Wipes the WHOLE flash: firmware, settings and every file, /data included.
+erase: venv
+	$(BIN)/python tools/flash.py erase --port "$(PORT)"

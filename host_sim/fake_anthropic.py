@@ -236,14 +236,14 @@ class FakeAnthropic:
         self._finish(record, 200)
         writes = None
         if self.log_writes:
-            writes = record["writes"] = []  # [(time.time() after the write, bytes)], in order
+            writes = record["writes"] = []  # [(time.time() as the write began, bytes)], in order
         try:
             await response.prepare(request)
             for step, value in reply.steps(model, usage, new_id("msg")):
                 if step == WRITE:
-                    await response.write(value)
                     if writes is not None:
                         writes.append((time.time(), value))
+                    await response.write(value)
                 elif step == CUT or not await self._sleep(value):
                     await self._cut(request)
                     break

@@ -1,12 +1,16 @@
 # Runs the firmware on a laptop, unchanged, under `micropython` or `python3` (from the repository root).
 #   run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N] [--api-key-env NAME]
 #          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
+#          [--setup-port N]   (the onboarding setup page's port; the chip uses 80)
+#          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests) [health]
+#   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch). [health]
+#   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
 import os
 import sys
 
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
-    " [--api-key-env NAME] [--firmware DIR]"
+    " [--api-key-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
 )
 
 
@@ -32,7 +36,8 @@ def _venv_site_packages(root):
 
 def _parse(argv):
     opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None,
-            "firmware": None}
+            "firmware": None, "setup-port": None}  # setup-port: [wifi onboarding]
+    opts["health"] = None  # [health]
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -68,6 +73,31 @@ def _close_sockets():
             pass
 
 
+def _forget_firmware():
+    # [health] [ota] A reset loads every firmware module again; the stand-ins (the hardware) stay.
+    import asyncio
+
+    core = getattr(asyncio, "core", None)
+    if hasattr(core, "cur_task"):  # MicroPython keeps the task that reset, and with it the old firmware
+        core.cur_task = None
+    for name in list(sys.modules):
+        if name == "mimi" or name.startswith("mimi."):
+            del sys.modules[name]
+    import gc
+
+    gc.collect()  # now, from a shallow stack: stale pointers deep in it would keep the old firmware
+
+
+async def _with_watchdog(firmware_main):
+    # [health] The chip's watchdog is hardware; here a task checks it and raises machine.WDTReset.
+    import asyncio
+
+    import machine
+
+    asyncio.create_task(machine.wdt_watch())
+    await firmware_main
+
+
 def main():
     try:
         opts = _parse(sys.argv[1:])
@@ -97,21 +127,33 @@ def main():
         overrides.append(("tg_config", "api_base", opts["telegram-api"]))
     if opts["ws-port"]:
         overrides.append(("gw_config", "ws_port", opts["ws-port"]))
+    if opts["setup-port"]:  # [wifi onboarding]
+        overrides.append(("wifi_config", "setup_port", opts["setup-port"]))
     if opts["api-key-env"]:
         key = os.getenv(opts["api-key-env"])
         if key:
             overrides.append(("llm_config", "api_key", key))
 
-    from mimi import app
-
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
-        firmware = app.App(
-            data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
-            tools_dir=flash + "/tools", www_dir=root + "/firmware/www",
-        )
+        _forget_firmware()  # [health] [ota] a reset runs the modules on flash afresh (ota_bundle may replace them)
+        from mimi.health import crashes  # [health]
+
+        def start():  # [health] as firmware/main.py on the board: inside the crash guard
+            from mimi import app
+
+            if opts["health"]:
+                from mimi.health import watchdog
+
+                watchdog.configure(opts["health"])
+            firmware = app.App(
+                data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
+                tools_dir=flash + "/tools", www_dir=root + "/firmware/www",
+            )
+            asyncio.run(_with_watchdog(firmware.main()))
+
         try:
-            asyncio.run(firmware.main())
+            crashes.guarded(start)  # [health] an exception is a crash: counted in NVS, then a reset
         except machine.ResetRequested:
             print("--- reset ---")
             _close_sockets()

@@ -32,7 +32,9 @@ def micropython_firmware():
     if not _built:
         import subprocess
 
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out", _BUNDLE],
-                       cwd=ROOT, check=True, capture_output=True)
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out", _BUNDLE],
+                              cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError("tools/bundle.py failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
         _built.append(True)
     return ["--firmware", os.path.join(_BUNDLE, "lib")]

@@ -13,9 +13,12 @@ from mimi.channels.system import SystemChannel
 from mimi.config import Config
 from mimi.cron.service import Cron
 from mimi.gateway.server import Gateway
+from mimi.health.watchdog import Health  # [health]
 from mimi.llm.claude import Claude
 from mimi.net import tls
+from mimi.net.onboarding import Onboarding  # [wifi onboarding]
 from mimi.net.wifi import WiFi
+from mimi.ota.commands import Updates  # [ota]
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
@@ -57,8 +60,10 @@ class App:
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services = []
+        self.health, self.updates = Health(self), Updates(self)  # [health] [ota] watchdog, safe mode; ota commands
         self.gateway = Gateway(self)
         self.telegram = Telegram(self)
+        self.onboarding = Onboarding(self)  # [wifi onboarding] setup AP when no WiFi is saved
         self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
@@ -79,23 +84,32 @@ class App:
             await asyncio.sleep(GC_PERIOD_S)
             platform.collect()
 
+    async def _start_services_when_up(self):
+        # [wifi onboarding] the link may come up long after boot: setup page, wifi_set, backoff retries
+        await self.wifi.up.wait()
+        for service in self.health.startable(self.services):  # [health] safe mode: gateway only
+            self.tasks.append(asyncio.create_task(service.run()))
+        await asyncio.sleep(SERVICE_SETTLE_S)
+        print("ready: network up, agent listening")
+
     async def main(self):
         print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
         self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
-        self.tasks.append(asyncio.create_task(self.agent.run()))
-        self.tasks.append(asyncio.create_task(self.dispatcher.run()))
+        self.tasks.extend(self.health.start_core())  # [health] agent (safe mode: a stand-in) + dispatcher, watched
         self.tasks.append(asyncio.create_task(self._collect_garbage()))
         gaps = self.missing()
         if gaps:
             print("setup needed: " + "; ".join(gaps))
         if await self.wifi.connect():
-            for service in self.services:
+            for service in self.health.startable(self.services):  # [health] safe mode: gateway only
                 self.tasks.append(asyncio.create_task(service.run()))
             await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
             print("ready: network up, agent listening")
         else:
             print("no network yet: the console works; configure WiFi with wifi_set")
-        while True:  # the main loop stays alive; later: feed the watchdog here
+            self.tasks.append(asyncio.create_task(self._start_services_when_up()))  # [wifi onboarding]
+        while True:  # the main loop stays alive
+            self.health.tick()  # [health] feeds the watchdog while the agent and dispatcher are healthy
             await asyncio.sleep(1)
 
 

@@ -24,6 +24,8 @@ _HIDDEN_PASSWORD = "********"
 SETTINGS = (
     ("wifi_config", "ssid", TEXT, "", 0, None, None, "WiFi network name"),
     ("wifi_config", "password", TEXT, "", PASSWORD, None, None, "WiFi password"),
+    ("wifi_config", "setup_port", INT, 80, 0, 1, 65535,
+     "TCP port of the setup page on the MimiClaw-XXXX access point"),
     ("tg_config", "bot_token", TEXT, "", SECRET, None, None, "Telegram bot token from @BotFather"),
     ("tg_config", "api_base", URL, "https://api.telegram.org", 0, None, None,
      "Telegram Bot API base URL"),

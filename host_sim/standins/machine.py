@@ -1,4 +1,4 @@
-# Laptop stand-in for the machine module: reset as an exception, a fixed identity, minimal rest.
+# Laptop stand-in for the machine module: reset as an exception, a watchdog that bites, a fixed identity.
 import time
 
 # reset_cause() values of the ESP32 port
@@ -22,6 +22,7 @@ class ResetRequested(SystemExit):
 
 def reset():
     _state["reset_cause"] = SOFT_RESET  # the ESP32 port reports a software restart as SOFT_RESET
+    _watchdog[0] = None
     raise ResetRequested("machine.reset()")
 
 
@@ -88,17 +89,53 @@ class Pin:
         self._value = 0
 
 
+class WDTReset(ResetRequested):
+    """The watchdog bit: the host runner restarts the firmware, which then sees WDT_RESET."""
+
+
+_watchdog = [None]  # the started WDT of this boot (a reset stops it, as on the chip)
+
+
 class WDT:
-    """Minimal: records feeds, never bites (on the chip it cannot be stopped once started)."""
+    """Records feeds; bites through wdt_watch(), which the host runner runs beside the firmware
+    (on the chip it cannot be stopped once started; a reset ends it)."""
 
     def __init__(self, id=0, timeout=_WDT_TIMEOUT_MS):
         self.timeout = timeout
         self.last_feed = _ticks_ms()
         self.feeds = 0
+        _watchdog[0] = self
 
     def feed(self):
         self.last_feed = _ticks_ms()
         self.feeds += 1
+
+
+def wdt_expired():
+    """Host only: has the started watchdog gone unfed longer than its timeout?"""
+    wdt = _watchdog[0]
+    if wdt is None:
+        return False
+    diff = getattr(time, "ticks_diff", None)
+    waited = diff(_ticks_ms(), wdt.last_feed) if diff else _ticks_ms() - wdt.last_feed
+    return waited > wdt.timeout
+
+
+def wdt_bite():
+    """Host only: the watchdog resets the chip: raises WDTReset, reset_cause() is WDT_RESET."""
+    _watchdog[0] = None
+    _state["reset_cause"] = WDT_RESET
+    raise WDTReset("watchdog timeout")
+
+
+async def wdt_watch(period_s=0.05):
+    """Host only: a task the host runner starts each boot; an unfed WDT ends the event loop."""
+    import asyncio
+
+    while True:
+        await asyncio.sleep(period_s)
+        if wdt_expired():
+            wdt_bite()
 
 
 class RTC:

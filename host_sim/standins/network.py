@@ -38,7 +38,7 @@ _AP_IFCONFIG = ("192.168.4.1", "255.255.255.0", "192.168.4.1", "192.168.4.1")
 def _fresh_state(radio=None):
     return {
         "active": {STA_IF: False, AP_IF: False},
-        "status": STAT_IDLE if radio else STAT_GOT_IP,  # the laptop's network is up from the start
+        "status": STAT_IDLE if radio else STAT_GOT_IP,  # the laptop's network is up at once
         "ssid": "",
         "outcome": None,  # set by simulate(): how the next connect() ends
         "connects": 0,
@@ -60,7 +60,7 @@ def _reset():
 
 
 def use_radio(path):
-    """Host only: simulate the radio from a file of "<ssid> <password>" lines; the link starts down."""
+    """Host only: the radio from a file of "<ssid> <password>" lines; the link starts down."""
     _state.clear()
     _state.update(_fresh_state(path))
 

@@ -12,6 +12,10 @@ def _session_lines(flash, name="cli_console"):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _system_text(body):
+    return "".join(block["text"] for block in body["system"])
+
+
 def _user_texts(request):
     out = []
     for message in request["body"]["messages"]:
@@ -36,7 +40,7 @@ def test_chat_streams_the_reply_and_saves_both_lines(device, fake, flash):
     assert all(isinstance(line["ts"], int) and line["ts"] > 1700000000 for line in lines)
     body = fake.requests[-1]["body"]
     assert body["stream"] is True and body["model"] == "claude-sonnet-4-5"
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}  # caches the whole prefix
     assert "Mimi" in body["system"][0]["text"]  # the SOUL written on first boot
 
 
@@ -49,7 +53,7 @@ def test_next_turn_sends_history_and_a_byte_identical_system_prompt(device, fake
     assert json.dumps(first["body"]["system"]) == json.dumps(second["body"]["system"])
     # The current time rides in the user turn, never in the system prompt.
     assert "[context]" in second["body"]["messages"][-1]["content"][0]["text"]
-    assert "UTC" not in second["body"]["system"][0]["text"]
+    assert "UTC" not in _system_text(second["body"])
 
 
 def test_restart_keeps_config_memory_and_sessions(boot, fake, flash):
@@ -71,7 +75,7 @@ def test_restart_keeps_config_memory_and_sessions(boot, fake, flash):
     assert "Still tea." in out
     last = fake.wait_requests(3)[-1]["body"]
     assert last["model"] == "claude-haiku-4-5"
-    assert "The owner likes tea." in last["system"][0]["text"]
+    assert "The owner likes tea." in _system_text(last)
     assert _user_texts({"body": last})[:4] == [
         ("user", "remember tea"), ("assistant", "Noted."),
         ("user", "what do I like?"), ("assistant", "You like tea."),

@@ -59,12 +59,12 @@ def test_allowlisted_message_streams_into_a_draft_then_one_final_message(bot, tg
 
 
 def test_long_reply_is_split_at_4096_characters_on_paragraphs(bot, tg, fake):
-    bot()
+    dev = bot()
     paragraphs = ["Paragraph {} ".format(i) + "x" * 1500 for i in range(6)]
     reply = "\n\n".join(paragraphs)
     fake.script(text(reply, chunk=400))
     tg.user_message(OWNER, "tell me a lot")
-    assert tg.wait_for(lambda: len(tg.sent(OWNER)) >= 3, 30)
+    assert tg.wait_for(lambda: len(tg.sent(OWNER)) >= 3, 30), dev.output[-3000:]
     parts = _shown(tg, OWNER)
     assert all(len(part) <= 4096 for part in parts)
     assert "".join(parts).replace("\n", "") == reply.replace("\n", "")
@@ -84,7 +84,7 @@ def test_a_stranger_gets_their_id_once_and_costs_no_llm_call(bot, tg, fake):
     dev.command("tg_allow 777")
     fake.script(text("Welcome, Eve."))
     tg.user_message(777, "now?")
-    assert tg.wait_for(lambda: "Welcome, Eve." in _shown(tg, 777), 20)
+    assert tg.wait_for(lambda: "Welcome, Eve." in _shown(tg, 777), 20), dev.output[-3000:]
 
 
 def test_empty_allowlist_admits_nobody(bot, tg, fake):

@@ -15,7 +15,7 @@ for _p in ("firmware", "host_sim/standins"):
 
 from mimi.storage import layout  # noqa: E402
 TOOLS = os.path.join(ROOT, "tools")
-IMAGE_SIZE = 512 * 1024  # smaller than the vfs partition: enough for the bundle, quick to test
+IMAGE_SIZE = 1024 * 1024  # smaller than the vfs partition: room for the bundle, quick to test
 BLOCK_SIZE = 4096
 
 # A file-backed block device (the extended interface LittleFS uses) and a walk of the image

@@ -20,7 +20,9 @@ def test_system_prompt_is_byte_identical_across_turns_and_hours():
     try:
         first = ctx.system_text(NOON)
         assert ctx.system_text(NOON + 3000) == first  # later the same day: no clock inside
-        assert ctx.system_blocks(NOON)[0]["cache_control"] == {"type": "ephemeral"}
+        blocks = ctx.system_blocks(NOON)
+        assert blocks[-1]["cache_control"] == {"type": "ephemeral"}
+        assert "".join(b["text"] for b in blocks) == first
         assert "12:00" not in first and "12:50" not in first
     finally:
         remove_tree(root)

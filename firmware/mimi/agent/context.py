@@ -34,15 +34,14 @@ class Context:
         text = (text or "").strip()
         return "\n# {}\n\n{}\n".format(title, text) if text else ""
 
-    def system_text(self, now=None):
-        """The system prompt as one string; depends only on the files and the date."""
+    def sections(self, now=None):
+        """The system prompt's parts in a fixed order; they depend only on the files and the date."""
         from mimi.storage import files
 
         now = platform.unix_time() if now is None else now
         dates = [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
         parts = [
-            _PREAMBLE,
-            self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
+            _PREAMBLE + self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
             self._section("USER", files.read_text(self.flash.user_path, USER_MAX)),
             self._section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
         ]
@@ -51,11 +50,18 @@ class Context:
         listed = skills.summary(self.flash)
         if listed:
             parts.append(self._section("Skills", _SKILLS_INTRO + listed))
-        return "".join(parts)
+        return [part for part in parts if part]
+
+    def system_text(self, now=None):
+        """The system prompt as one string (for inspection; requests send the blocks)."""
+        return "".join(self.sections(now))
 
     def system_blocks(self, now=None):
-        """The system prompt as API blocks, marked for prompt caching."""
-        return [{"type": "text", "text": self.system_text(now), "cache_control": {"type": "ephemeral"}}]
+        """The system prompt as API blocks, one per section (no large joined string on a small
+        heap); the last carries cache_control, which caches the whole prefix."""
+        blocks = [{"type": "text", "text": part} for part in self.sections(now)]
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        return blocks
 
     def user_turn(self, text, channel, now=None):
         """The newest user message: the time lives here, never in the system prompt."""

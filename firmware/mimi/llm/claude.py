@@ -21,20 +21,48 @@ _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs fo
 _CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
 
 
+_ESCAPE_SLICE = const(1024)  # characters of a long text escaped (and encoded) at a time
+
+
+def _json_value(value, out):
+    """Append value as JSON bytes to out, long strings in slices: no large single allocation."""
+    if isinstance(value, str) and len(value) > _ESCAPE_SLICE:
+        out.append(b'"')
+        for i in range(0, len(value), _ESCAPE_SLICE):
+            out.append(json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode())
+        out.append(b'"')
+    elif isinstance(value, dict):
+        out.append(b"{")
+        first = True
+        for key in value:
+            out.append((b"" if first else b", ") + json.dumps(key).encode() + b": ")
+            first = False
+            _json_value(value[key], out)
+        out.append(b"}")
+    elif isinstance(value, list):
+        out.append(b"[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(b", ")
+            _json_value(item, out)
+        out.append(b"]")
+    else:
+        out.append(json.dumps(value).encode())
+
+
 def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
-    # The body as a list of byte pieces, one per message: never one big string.
-    head = {"model": model, "max_tokens": max_tokens, "stream": True, "system": system}
+    """The request body as a list of byte pieces (system, tools and each message apart)."""
+    pieces = [b'{"model": ', json.dumps(model).encode(), b', "max_tokens": ', str(max_tokens).encode(),
+              b', "stream": true, "system": ']
+    _json_value(system, pieces)
     if tools:
-        head["tools"] = tools
+        pieces.append(b', "tools": ')
+        _json_value(tools, pieces)
         if tool_choice:
-            head["tool_choice"] = {"type": tool_choice}
-    text = json.dumps(head)
-    pieces = [text[:-1].encode(), b', "messages": [']
-    for i, message in enumerate(messages):
-        if i:
-            pieces.append(b",")
-        pieces.append(json.dumps(message).encode())
-    pieces.append(b"]}")
+            pieces.append(b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}")
+    pieces.append(b', "messages": ')
+    _json_value(messages, pieces)
+    pieces.append(b"}")
     return pieces
 
 

@@ -7,6 +7,8 @@ from mimi.platform import const
 TEXT_MAX = const(64 * 1024)
 # Most characters of JSON one tool call's input may take.
 TOOL_INPUT_MAX = const(16 * 1024)
+_COALESCE_AT = const(32)  # at most this many text pieces are held...
+_FOLD = const(24)  # ...by joining the newest this many into one (a rope: few objects, little copying)
 
 # The usage counters a reply reports; message_start gives them, message_delta updates them.
 USAGE_KEYS = (
@@ -227,7 +229,11 @@ class MessageAssembler:
         if self._text_size > self.text_max:
             message = "the reply is over {} characters".format(self.text_max)
             raise StreamError("reply_too_long", message)
-        block.pieces.append(text)
+        pieces = block.pieces
+        pieces.append(text)
+        if len(pieces) >= _COALESCE_AT:
+            # Many tiny strings fragment a small heap: fold the tail into one piece now and then.
+            pieces[-_FOLD:] = ["".join(pieces[-_FOLD:])]
 
     def _stop(self, event):
         index = self._index(event, "content_block_stop")

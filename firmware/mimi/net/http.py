@@ -1,7 +1,7 @@
 # A small streaming HTTP/1.1 client on asyncio streams: TLS verified, bounded lines, every wait timed out.
 import asyncio
 
-from mimi.net import tls
+from mimi.net import ntp, tls
 from mimi.platform import const
 
 CONNECT_TIMEOUT_S = const(15)  # TCP connect plus TLS handshake
@@ -195,6 +195,8 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
 
     `body` is bytes or a list of bytes pieces (written one by one, never joined)."""
     tls_on, host, port, path = split_url(url)
+    if tls_on and not ntp.synced():  # a 2000-01-01 clock makes every certificate look invalid
+        raise HTTPError(ntp.NOT_SET_TEXT.format(host))
     pieces = [] if body is None else ([body] if isinstance(body, (bytes, bytearray)) else body)
     length = 0
     for piece in pieces:

@@ -38,6 +38,7 @@ class _Stream:
         self.message_id = None  # the message being edited when drafts are refused
         self.shown = ""
         self.status = ""  # a progress line under the text, e.g. "using get_weather..."
+        self.cut = False  # the draft no longer holds the start of the reply
         self.task = None
 
 
@@ -101,8 +102,12 @@ class Sender:
                 continue
             stream.changed.clear()
             text = "".join(stream.parts)
-            if len(text) > DRAFT_TAIL:
-                text = "\u2026" + text[-DRAFT_TAIL:]
+            if len(text) > DRAFT_TAIL:  # the draft shows the newest part; keep no more than that
+                text = text[-DRAFT_TAIL:]
+                stream.cut = True
+            stream.parts = [text]
+            if stream.cut:
+                text = "\u2026" + text
             text += stream.status
             await self._show(chat_id, stream, text)
             await asyncio.sleep(DRAFT_INTERVAL_MS / 1000)

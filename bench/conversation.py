@@ -1,0 +1,138 @@
+# The standard 10-turn conversation, the smallest heap it completes in, and prompt cache stability.
+import json
+import os
+import time
+
+from bench.setup import Firmware, free_port, fresh_dir, standard_flash
+from host_sim.fake_anthropic import text, tool_use
+
+# Reply sizes (characters) of the ten turns: up to 4 KB; turn 3 first calls a tool.
+REPLY_SIZES = (600, 4096, 1500, 3000, 4096, 256, 2500, 4096, 800, 3500)
+TOOL_TURN = 2
+HEAP_STEP_KB = 8
+HEAP_LOW_KB = 64  # assumed too small; checked
+HEAP_HIGH_KB = 1024  # assumed enough; checked
+TURN_TIMEOUT_S = 60
+
+
+def _reply_text(turn, size):
+    head = "Reply {} begins. ".format(turn)
+    tail = " Reply {} ends.".format(turn)
+    body = "Plain words about the garden and the weather, nothing more. "
+    filler = (body * (size // len(body) + 1))[:size - len(head) - len(tail)]
+    return head + filler + tail
+
+
+def script(fake):
+    """Queue the conversation's replies on the fake; returns the texts the user must see
+    (on the tool turn, the text after the tool round)."""
+    expected = []
+    for turn, size in enumerate(REPLY_SIZES):
+        reply = _reply_text(turn, size)
+        if turn == TOOL_TURN:
+            fake.script(tool_use("get_current_time", {}, text="Let me look at the clock."))
+        expected.append(reply)
+        fake.script(text(reply, chunk=32))
+    return expected
+
+
+def run_conversation(fake, runtime, heap, name):
+    """Boot the firmware, hold the ten turns over the console; (ok, why, requests, seconds)."""
+    fake.reset()
+    expected = script(fake)
+    flash = standard_flash(name, sessions=("cli_console",))
+    started = time.monotonic()
+    firmware = Firmware(runtime, flash, "--anthropic-api", fake.url, "--ws-port", free_port(),
+                        heap=heap)
+    try:
+        try:
+            firmware.ready()
+            for turn, reply in enumerate(expected):
+                out = firmware.command("chat Tell me part {} please".format(turn), TURN_TIMEOUT_S)
+                if reply not in out or "mimi: " not in out:
+                    why = "turn {}: the reply was not shown whole: {!r}".format(turn, out[-300:])
+                    return False, why, fake.requests, time.monotonic() - started
+        except (RuntimeError, TimeoutError) as exc:
+            return False, str(exc).splitlines()[0], fake.requests, time.monotonic() - started
+        requests = fake.requests
+        bad = [r for r in requests if r["status"] != 200]
+        if len(requests) != len(REPLY_SIZES) + 1 or bad:
+            return False, "{} requests, {} refused".format(len(requests), len(bad)), requests, \
+                time.monotonic() - started
+        saved = _last_saved(flash)
+        if saved != expected[-1]:
+            return False, "the session does not end with the last reply", requests, \
+                time.monotonic() - started
+        return True, "", requests, time.monotonic() - started
+    finally:
+        firmware.stop()
+
+
+def _last_saved(flash):
+    path = os.path.join(flash, "data", "sessions", "cli_console.jsonl")
+    with open(path) as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    return json.loads(lines[-1])["content"] if lines else None
+
+
+def smallest_heap(fake, runtime, log):
+    """Bisection in 8 KB steps between HEAP_LOW_KB (fails) and HEAP_HIGH_KB (passes)."""
+    tries = []
+
+    def attempt(kb):
+        ok, why, _, seconds = run_conversation(fake, runtime, "{}K".format(kb),
+                                               "heap-{}-{}".format(runtime, kb))
+        tries.append({"heap_kb": kb, "ok": ok, "why": why, "seconds": round(seconds, 1)})
+        log("    {} heapsize={}K: {}".format(runtime, kb, "ok" if ok else "FAILED " + why[:120]))
+        return ok
+
+    low, high = HEAP_LOW_KB // HEAP_STEP_KB, HEAP_HIGH_KB // HEAP_STEP_KB
+    if not attempt(high * HEAP_STEP_KB):
+        return {"kb": None, "note": "failed even at {} KB".format(HEAP_HIGH_KB), "tries": tries}
+    if attempt(low * HEAP_STEP_KB):
+        return {"kb": HEAP_LOW_KB, "note": "passed at the lowest size tried", "tries": tries}
+    while high - low > 1:
+        mid = (low + high) // 2
+        if attempt(mid * HEAP_STEP_KB):
+            high = mid
+        else:
+            low = mid
+    return {"kb": high * HEAP_STEP_KB, "tries": tries}
+
+
+def cache_stability(requests):
+    """Share of requests whose system prompt and tools equal the previous request's, byte for
+    byte (compared as compact JSON in the order sent: key order and values must match)."""
+    bodies = [r["body"] for r in requests if isinstance(r.get("body"), dict)]
+    prefixes = [json.dumps([b.get("system"), b.get("tools")], separators=(",", ":"),
+                           ensure_ascii=False) for b in bodies]
+    pairs = list(zip(prefixes, prefixes[1:]))
+    same = sum(1 for a, b in pairs if a == b)
+    usage_note = "{} of {} requests compared".format(len(pairs), len(bodies))
+    return {"share": round(same / len(pairs), 4) if pairs else None, "identical": same,
+            "compared": len(pairs), "prefix_bytes": len(prefixes[0]) if prefixes else None,
+            "note": usage_note}
+
+
+def measure_heap(fake, log):
+    """The smallest_heap figure: the .mpy bundle and the .py sources under MicroPython."""
+    fresh_dir("heap")
+    heap = {}
+    for runtime in ("mpy", "py"):
+        log("  smallest heap, {}".format(runtime))
+        heap[runtime] = smallest_heap(fake, runtime, log)
+    return (heap,)
+
+
+def measure_cache(fake, log):
+    """The prompt_cache figure, from the requests of the conversation (.mpy bundle, CPython)."""
+    cache = {}
+    for runtime in ("mpy", "cpython"):
+        ok, why, requests, _ = run_conversation(fake, runtime, "1024K", "cache-" + runtime)
+        result = cache_stability(requests)
+        result["conversation_ok"] = ok
+        if not ok:
+            result["why"] = why
+        cache[runtime] = result
+        log("  prompt cache, {}: {}".format(runtime, result["note"]))
+    return (cache,)

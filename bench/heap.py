@@ -1,0 +1,37 @@
+# Peak heap per turn: gc.mem_alloc() high-water above the idle baseline, 1 KB and 16 KB replies.
+from bench.drivers_run import run_driver
+from bench.setup import API_KEY, free_port, micropython, reps, runtime_command, standard_flash
+from bench.stats import summary
+from host_sim.fake_anthropic import text
+
+REPLY_SIZES = (1024, 16 * 1024)
+HEAP = "1024K"  # roomy, so the figure is what a turn uses, not what a tight heap forces
+
+
+def _one(fake, runtime, size, n):
+    fake.reset()
+    fake.script(text("Warmed up."), text(("All about the garden. " * (size // 22 + 1))[:size],
+                                         chunk=32))
+    flash = standard_flash("peak-{}-{}-{}".format(runtime, size, n), sessions=("cli_console",))
+    lib = runtime_command(runtime)[1]
+    return run_driver(micropython(HEAP), "heap_turn.py", lib, flash, fake.url, API_KEY,
+                      free_port())
+
+
+def measure(fake, log):
+    out = {"heap": HEAP}
+    for runtime in ("mpy", "py"):
+        figures = {}
+        for size in REPLY_SIZES:
+            runs = [_one(fake, runtime, size, n) for n in range(reps(3))]
+            bad = [r for r in runs if not r["ok"]]
+            figures["reply_{}k".format(size // 1024)] = dict(
+                summary([r["above_idle"] / 1024 for r in runs], 1),
+                goal_kb=round(3 * size / 1024 + 24, 1), failed_turns=len(bad))
+            figures["idle_kb"] = summary([r["idle"] / 1024 for r in runs], 1)
+            figures["samples"] = runs[-1]["samples"]
+        log("  peak heap per turn, {}: idle {} KB, 1 KB reply +{} KB, 16 KB reply +{} KB".format(
+            runtime, figures["idle_kb"]["median"], figures["reply_1k"]["median"],
+            figures["reply_16k"]["median"]))
+        out[runtime] = figures
+    return out

@@ -1,0 +1,139 @@
+# The issue's goals, whether each figure meets them, and the printed results table.
+
+GOALS = {
+    "smallest_heap": ".mpy bundle at or under 160 KB",
+    "peak_heap_per_turn": "at most 3x the reply size + 24 KB",
+    "firmware_overhead": "10 ms or less",
+    "token_relay": "p50 2 ms, p99 10 ms",
+    "telegram_first_text": "under 1.2 s",
+    "throughput": "100 turns/s or more",
+    "history_load": "100k lines within 1.5x of 100 lines",
+    "sse_parsing": "report",
+    "boot_to_ready": "500 ms or less",
+    "prompt_cache": "100%",
+}
+RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "cpython": "CPython"}
+
+
+def _spread(s, unit=""):
+    if not s or s.get("median") is None:
+        return "n/a"
+    if s.get("n", 0) <= 1:
+        return "{}{}".format(s["median"], unit)
+    return "{}{} [{}..{}]".format(s["median"], unit, s["p10"], s["p90"])
+
+
+def _get(figures, name, runtime):
+    return (figures.get(name) or {}).get(runtime) or {}
+
+
+def verdicts(figures):
+    """{figure: {"met": bool or None, "why": str}} judged on the unix port (.mpy bundle)."""
+    out = {}
+
+    def judge(name, met, why):
+        if name in figures:
+            out[name] = {"goal": GOALS[name], "met": met, "why": why}
+
+    heap = _get(figures, "smallest_heap", "mpy")
+    judge("smallest_heap", heap.get("kb") is not None and heap["kb"] <= 160,
+          "{} KB".format(heap.get("kb")))
+    peak = _get(figures, "peak_heap_per_turn", "mpy")
+    if peak:
+        misses = [k for k in ("reply_1k", "reply_16k")
+                  if (peak[k]["median"] or 1e9) > peak[k]["goal_kb"]]
+        judge("peak_heap_per_turn", not misses, "over the goal: {}".format(
+            ", ".join(misses) or "none"))
+    over = _get(figures, "firmware_overhead", "mpy").get("overhead_ms", {})
+    judge("firmware_overhead", over.get("median") is not None and over["median"] <= 10,
+          "median {} ms".format(over.get("median")))
+    relay = _get(figures, "token_relay", "mpy")
+    judge("token_relay", relay.get("median") is not None and relay["median"] <= 2
+          and relay["p99"] <= 10, "p50 {} ms, p99 {} ms".format(relay.get("median"),
+                                                                relay.get("p99")))
+    first = _get(figures, "telegram_first_text", "mpy").get("first_text_ms", {})
+    judge("telegram_first_text", first.get("median") is not None and first["median"] < 1200,
+          "median {} ms".format(first.get("median")))
+    rate = _get(figures, "throughput", "mpy")
+    judge("throughput", rate.get("median") is not None and rate["median"] >= 100,
+          "median {} turns/s".format(rate.get("median")))
+    hist = _get(figures, "history_load", "mpy")
+    judge("history_load", hist.get("ratio_longest_to_100") is not None
+          and hist["ratio_longest_to_100"] <= 1.5,
+          "ratio {}".format(hist.get("ratio_longest_to_100")))
+    judge("sse_parsing", None, "reported only")
+    boot = _get(figures, "boot_to_ready", "mpy").get("ready_ms", {})
+    judge("boot_to_ready", boot.get("median") is not None and boot["median"] <= 500,
+          "median {} ms".format(boot.get("median")))
+    cache = _get(figures, "prompt_cache", "mpy")
+    judge("prompt_cache", cache.get("share") == 1.0, "share {}".format(cache.get("share")))
+    return out
+
+
+def _rows(name, figure):
+    """(runtime, value) pairs of one figure, for the table."""
+    rows = []
+    for runtime in ("mpy", "py", "cpython"):
+        f = figure.get(runtime)
+        if not f:
+            continue
+        if name == "smallest_heap":
+            value = "{} KB".format(f.get("kb")) if f.get("kb") else f.get("note", "n/a")
+        elif name == "peak_heap_per_turn":
+            value = "1 KB reply +{} KB, 16 KB reply +{} KB (idle {} KB)".format(
+                _spread(f["reply_1k"]), _spread(f["reply_16k"]), f["idle_kb"]["median"])
+        elif name == "firmware_overhead":
+            value = "{} (in {} + out {})".format(_spread(f["overhead_ms"], " ms"),
+                                                f["inbound_ms"]["median"],
+                                                f["outbound_ms"]["median"])
+        elif name == "token_relay":
+            value = "p50 {} ms, p99 {} ms (n={})".format(f["median"], f["p99"], f["n"])
+        elif name == "telegram_first_text":
+            value = "{} (generation {} ms)".format(_spread(f["first_text_ms"], " ms"),
+                                                  f["generation_ms"]["median"])
+        elif name == "throughput":
+            value = _spread(f, " turns/s")
+        elif name == "history_load":
+            lengths = [k for k in f if k.isdigit()]
+            value = ", ".join("{}: {}".format(k, _spread(f[k], " ms")) for k in lengths)
+            value += "; ratio {}".format(f["ratio_longest_to_100"])
+        elif name == "sse_parsing":
+            value = _spread(f, " MB/s")
+        elif name == "boot_to_ready":
+            value = "{} (gateway {}, poller {})".format(_spread(f["ready_ms"], " ms"),
+                                                       f["gateway_ms"]["median"],
+                                                       f["poller_ms"]["median"])
+        elif name == "prompt_cache":
+            value = "{}/{} identical".format(f["identical"], f["compared"])
+            if f.get("share") is not None:
+                value = "{:.0f}% ({})".format(f["share"] * 100, value)
+        else:
+            value = str(f)
+        rows.append((RUNTIME_NAMES[runtime], value))
+    return rows
+
+
+def table(results):
+    """A Markdown table: figure, runtime, median [p10..p90], goal, met on the unix port."""
+    figures = results["figures"]
+    judged = results.get("verdicts") or verdicts(figures)
+    lines = ["| figure | runtime | result: median [p10..p90] | goal (unix port) | met |",
+             "|---|---|---|---|---|"]
+    for name in GOALS:
+        if name not in figures:
+            continue
+        verdict = judged.get(name, {}).get("met")
+        mark = {True: "yes", False: "**no**", None: "-"}[verdict]
+        for i, (runtime, value) in enumerate(_rows(name, figures[name])):
+            lines.append("| {} | {} | {} | {} | {} |".format(
+                name if i == 0 else "", runtime, value, GOALS[name] if i == 0 else "",
+                mark if i == 0 else ""))
+    machine = results.get("machine", {})
+    lines.append("")
+    lines.append("machine: {} ({} cores, load average {} at the start), {}; CPython {}; "
+                 "MicroPython {}; MicroPython timing runs at -X heapsize={}; taken {}{}".format(
+                     machine.get("cpu"), machine.get("nproc"), machine.get("load_average"),
+                     machine.get("os"), machine.get("cpython"), machine.get("micropython"),
+                     results.get("timing_heap"), results.get("taken"),
+                     "; BENCH_QUICK" if results.get("quick") else ""))
+    return "\n".join(lines)

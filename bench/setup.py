@@ -1,0 +1,218 @@
+# Shared ground for every figure: runtimes, the bundle, the standard flash, a firmware process.
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
+MICROPYTHON_BIN = os.path.join(VENV_BIN, "micropython")
+if not os.path.exists(MICROPYTHON_BIN):
+    MICROPYTHON_BIN = shutil.which("micropython") or "micropython"
+BUNDLE = os.path.join(ROOT, "build", "bench-bundle")
+BUNDLE_LIB = os.path.join(BUNDLE, "lib")
+SOURCE_LIB = os.path.join(ROOT, "firmware")
+WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "build", "bench-work")  # flashes, data
+
+# The heap of every MicroPython timing run: the standard flash does not fit in 512K.
+TIMING_HEAP = "1024K"
+API_KEY = "sk-ant-api03-bench" + "b" * 40 + "BENCHTAIL"
+KEY_ENV = "MIMI_BENCH_API_KEY"
+TG_TOKEN = "123456789:AAE-bench-telegram-token"
+
+# The standard flash: 4 KB each of SOUL/USER/MEMORY and a 20-message history.
+STANDARD_FILE_BYTES = 4096
+HISTORY_MESSAGES = 20
+HISTORY_USER_CHARS = 120
+HISTORY_ASSISTANT_CHARS = 1024
+
+QUICK = bool(os.environ.get("BENCH_QUICK"))
+
+
+def reps(full, quick=1):
+    """How many repetitions: `full` normally, `quick` under BENCH_QUICK=1."""
+    return quick if QUICK else full
+
+
+def micropython(heap=TIMING_HEAP):
+    return [MICROPYTHON_BIN, "-X", "heapsize=" + heap]
+
+
+def runtime_command(name, heap=TIMING_HEAP):
+    """(interpreter command, --firmware dir) of a runtime: "mpy" (the .mpy bundle under
+    MicroPython), "py" (the .py sources under MicroPython) or "cpython"."""
+    if name == "mpy":
+        return micropython(heap), BUNDLE_LIB
+    if name == "py":
+        return micropython(heap), SOURCE_LIB
+    return [sys.executable], SOURCE_LIB
+
+
+def build_bundle():
+    """tools/bundle.py into build/bench-bundle (what ships to the board, .mpy)."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out",
+                           BUNDLE], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("tools/bundle.py failed:\n" + (done.stdout + done.stderr)[-2000:])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fresh_dir(name):
+    path = os.path.join(WORK, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def _filler(title, size):
+    """Markdown-ish prose of exactly `size` bytes (ASCII)."""
+    line = "- {} note: the owner likes short answers, tea at five and trains. ".format(title)
+    text = "# {}\n\n".format(title)
+    while len(text) < size:
+        text += line + str(len(text)) + "\n"
+    return text[:size - 1] + "\n"
+
+
+def session_line(role, content, ts=1767225600):
+    return json.dumps({"role": role, "content": content, "ts": ts}, separators=(",", ":"))
+
+
+def standard_history(messages=HISTORY_MESSAGES):
+    """The standard session: alternating user/assistant lines, oldest first."""
+    lines = []
+    for i in range(messages):
+        if i % 2 == 0:
+            text = "Question {}: ".format(i) + "what about the garden? " * 10
+            text = text[:HISTORY_USER_CHARS]
+            lines.append(session_line("user", text))
+        else:
+            text = ("Answer {}: ".format(i) + "water the tomatoes twice a week. " * 40)
+            lines.append(session_line("assistant", text[:HISTORY_ASSISTANT_CHARS]))
+    return lines
+
+
+def standard_flash(name, sessions=()):
+    """A flash with the standard SOUL/USER/MEMORY and the standard history in each of
+    `sessions` (file stems like "cli_console"); returns the flash folder."""
+    flash = fresh_dir(name)
+    data = os.path.join(flash, "data")
+    for rel, title in (("config/SOUL.md", "SOUL"), ("config/USER.md", "USER"),
+                       ("memory/MEMORY.md", "MEMORY")):
+        path = os.path.join(data, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(_filler(title, STANDARD_FILE_BYTES))
+    os.makedirs(os.path.join(data, "sessions"), exist_ok=True)
+    for stem in sessions:
+        with open(os.path.join(data, "sessions", stem + ".jsonl"), "w") as f:
+            f.write("\n".join(standard_history()) + "\n")
+    return flash
+
+
+class Firmware:
+    """host_sim/run.py as a subprocess; every chunk of console output is timestamped on arrival."""
+
+    def __init__(self, runtime, flash, *args, heap=TIMING_HEAP):
+        cmd, lib = runtime_command(runtime, heap)
+        self.cmd = cmd + ["host_sim/run.py", "--flash", flash, "--firmware", lib,
+                          "--api-key-env", KEY_ENV] + [str(a) for a in args]
+        env = dict(os.environ)
+        env[KEY_ENV] = API_KEY
+        self.started = time.time()
+        self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        self._out = bytearray()
+        self._marks = []  # (time.time() of arrival, offset of the chunk's end)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self.pos = 0
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self):
+        while True:
+            data = self.proc.stdout.read1(65536)
+            with self._lock:
+                if data:
+                    self._out.extend(data)
+                    self._marks.append((time.time(), len(self._out)))
+                self._changed.notify_all()
+            if not data:
+                return
+
+    @property
+    def output(self):
+        with self._lock:
+            return self._out.decode("utf-8", "replace")
+
+    def arrival(self, offset):
+        """When the byte at `offset` of the output arrived (time.time())."""
+        with self._lock:
+            for when, end in self._marks:
+                if end > offset:
+                    return when
+        return None
+
+    def send(self, line):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def expect(self, pattern, timeout=30):
+        """Wait for a regex after the last match; the match (its start's arrival: arrival())."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                text = self._out.decode("utf-8", "replace")
+                match = regex.search(text, self.pos)
+                if match:
+                    self.pos = match.end()
+                    return match
+                if not self._reader.is_alive():
+                    raise RuntimeError("firmware exited before {!r}:\n{}".format(
+                        pattern, text[-2000:]))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no {!r} within {} s:\n{}".format(
+                        pattern, timeout, text[-2000:]))
+                self._changed.wait(min(left, 0.5))
+
+    def expect_time(self, pattern, timeout=30):
+        """expect(), then when the match's first byte arrived (time.time())."""
+        match = self.expect(pattern, timeout)
+        offset = len(self.output[:match.start()].encode("utf-8"))
+        return self.arrival(offset)
+
+    def command(self, line, timeout=30):
+        self.pos = len(self.output)
+        start = self.pos
+        self.send(line)
+        self.expect(r"mimi> ", timeout)
+        return self.output[start:self.pos]
+
+    def ready(self, timeout=60):
+        self.expect(r"ready: network up|no network yet", timeout)
+        return self
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self._reader.join(5)
+        return self.output
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,1 @@
+# Staying alive: the watchdog, the early-crash counter and safe mode.
