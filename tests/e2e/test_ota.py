@@ -2,6 +2,7 @@
 import functools
 import hashlib
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -118,13 +119,11 @@ def test_ota_bundle_swaps_in_changed_modules_and_runs_them_after_the_reset(boot,
     folder, base, paths = site
     lib = _module_dir(runtime, flash)
     bundle = folder / "bundle1"
-    (bundle / "lib" / "mimi").mkdir(parents=True)
-    (bundle / "www").mkdir()
+    (bundle / "lib" / "mimi").mkdir(parents=True, exist_ok=True)
+    (bundle / "www").mkdir(exist_ok=True)
     new_init = b'# MimiClaw-Py, updated by ota_bundle.\nVERSION = "0.1.0-ota"\n'
     (bundle / "lib" / "mimi" / "__init__.py").write_bytes(new_init)
     (bundle / "www" / "note.txt").write_bytes(b"hello")
-    import json
-
     manifest = {p: {"size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
                 for p, d in (("lib/mimi/__init__.py", new_init), ("www/note.txt", b"hello"))}
     (bundle / "manifest.json").write_text(json.dumps(manifest))
@@ -148,11 +147,9 @@ def test_ota_bundle_swaps_in_changed_modules_and_runs_them_after_the_reset(boot,
 def test_ota_bundle_with_a_corrupt_file_changes_nothing(boot, flash, site):
     folder, base, paths = site
     bundle = folder / "bundle2"
-    bundle.mkdir()
+    bundle.mkdir(exist_ok=True)
     (bundle / "main.py").write_bytes(b"print('new')\n")
     manifest = {"main.py": {"size": 13, "sha256": "1" * 64}}
-    import json
-
     (bundle / "manifest.json").write_text(json.dumps(manifest))
     dev = _booted(boot, flash, paths)
     out = dev.command("ota_bundle {}/bundle2".format(base), timeout=30)
