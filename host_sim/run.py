@@ -1,5 +1,6 @@
 # Runs the firmware on a laptop, unchanged, under `micropython` or `python3` (from the repository root).
 #   run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N] [--api-key-env NAME]
+#          [--bot-token-env NAME]   (API key / bot token from the environment, for this run only)
 #          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
 #          [--setup-port N]   (the onboarding setup page's port; the chip uses 80)
 #          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests) [health]
@@ -10,7 +11,7 @@ import sys
 
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
-    " [--api-key-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
+    " [--api-key-env NAME] [--bot-token-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
 )
 
 
@@ -35,7 +36,7 @@ def _venv_site_packages(root):
 
 
 def _parse(argv):
-    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None,
+    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None, "bot-token-env": None,
             "firmware": None, "setup-port": None}  # setup-port: [wifi onboarding]
     opts["health"] = None  # [health]
     i = 0
@@ -133,6 +134,10 @@ def main():
         key = os.getenv(opts["api-key-env"])
         if key:
             overrides.append(("llm_config", "api_key", key))
+    if opts["bot-token-env"]:
+        token = os.getenv(opts["bot-token-env"])
+        if token:
+            overrides.append(("tg_config", "bot_token", token))
 
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed

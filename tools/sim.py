@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`make sim`: the firmware under the MicroPython unix port, talking to the fake Claude
-(or to the real API when ANTHROPIC_API_KEY is set). Type `help` at the mimi> prompt."""
+(or to the real API when ANTHROPIC_API_KEY is set), with the web chat on localhost:18789 and
+Telegram through the real Bot API when TELEGRAM_BOT_TOKEN is set. Type `help` at the prompt."""
 import argparse
 import os
 import subprocess
@@ -35,8 +36,12 @@ def main():
             sys.exit("sim: the fake Anthropic API did not start (is port {} free?)".format(args.fake_port))
         env["MIMI_FAKE_KEY"] = FAKE_KEY
         cmd += ["--anthropic-api", "http://127.0.0.1:" + args.fake_port, "--api-key-env", "MIMI_FAKE_KEY"]
+    if env.get("TELEGRAM_BOT_TOKEN"):
+        print("sim: Telegram through the real Bot API (TELEGRAM_BOT_TOKEN is set); admit yourself with tg_allow")
+        cmd += ["--bot-token-env", "TELEGRAM_BOT_TOKEN"]
     if env.get("TELEGRAM_API"):
         cmd += ["--telegram-api", env["TELEGRAM_API"]]
+    print("sim: web chat on http://localhost:{}/ (type ws_token for the token)".format(args.ws_port))
     try:
         return subprocess.call(cmd, cwd=ROOT, env=env)
     except KeyboardInterrupt:

@@ -6,7 +6,7 @@ import pytest
 from host_sim.fake_anthropic import FakeAnthropic
 from tests.e2e.device import Device
 from tests.e2e.test_gateway import listening
-from tests.runtimes import MICROPYTHON
+from tests.runtimes import MICROPYTHON_FIRMWARE
 
 API_KEY = "sk-ant-api03-browser" + "b" * 40 + "TAIL"
 CHROMIUM = os.environ.get("MIMI_CHROMIUM", "/usr/bin/chromium")
@@ -56,7 +56,7 @@ def firmware(tmp_path, fake):
     devices = []
 
     def start(port):
-        device = Device(MICROPYTHON, tmp_path / "flash", "--anthropic-api", fake.url, "--ws-port", str(port))
+        device = Device(MICROPYTHON_FIRMWARE, tmp_path / "flash", "--anthropic-api", fake.url, "--ws-port", str(port))
         devices.append(device)
         device.ready()
         listening(device, port)

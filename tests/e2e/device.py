@@ -5,14 +5,14 @@ import subprocess
 import threading
 import time
 
-from tests.runtimes import MICROPYTHON, ROOT, micropython_firmware
+from tests.runtimes import CPYTHON, ROOT, micropython_firmware
 
 PROMPT = "mimi> "
 
 
 class Device:
     def __init__(self, runtime_cmd, flash, *args, env=None):
-        extra = micropython_firmware() if list(runtime_cmd) == MICROPYTHON else []
+        extra = [] if list(runtime_cmd) == CPYTHON else micropython_firmware()
         self.cmd = list(runtime_cmd) + ["host_sim/run.py", "--flash", str(flash)] + extra + list(args)
         full_env = dict(os.environ)
         full_env.update(env or {})

@@ -148,3 +148,29 @@ def test_tool_exec_runs_a_tool_by_hand(tools_dir, boot):
     assert "3" in dev.command('tool_exec roll_dice \'{"sides": 3}\'')
     assert "field 'sides' must be of type integer" in dev.command("tool_exec roll_dice '{\"sides\": \"x\"}'")
     assert "must be JSON" in dev.command("tool_exec roll_dice nope")
+
+
+def test_remember_a_fact_then_use_it_in_a_new_session(device, fake, flash):
+    fake.script(tool_use("remember", {"text": "The owner's cat is called Miso."}), text("I'll remember that."))
+    assert "I'll remember that." in device.command("chat my cat is called Miso", timeout=30)
+    first_round, second_round = fake.wait_requests(2)
+    (result,) = _last_user_blocks(second_round)
+    assert result["is_error"] is False and "MEMORY.md" in result["content"]
+    assert "Miso" in (flash / "data" / "memory" / "MEMORY.md").read_text()
+    device.command("session_clear console")  # a new conversation: no history at all
+    fake.script(text("Your cat is Miso."))
+    device.command("chat what is my cat called?")
+    last = fake.wait_requests(3)[-1]["body"]
+    assert len(last["messages"]) == 1  # fresh session
+    assert "The owner's cat is called Miso." in "".join(b["text"] for b in last["system"])
+
+
+def test_file_tools_refuse_to_leave_the_data_folder(device, fake):
+    fake.script(tool_use_multi([("read_file", {"path": "../nvs.json"}),
+                                ("read_file", {"path": "/etc/passwd"}),
+                                ("write_file", {"path": "certs/evil.der", "content": "x"})]),
+                text("Those are off limits."))
+    assert "off limits" in device.command("chat peek at the secrets", timeout=30)
+    blocks = _last_user_blocks(fake.wait_requests(2)[1])
+    assert [b["is_error"] for b in blocks] == [True, True, True]
+    assert all("sk-ant" not in b["content"] for b in blocks)

@@ -13,7 +13,8 @@ _config = [None]
 
 
 class LazyTool:
-    """A tool whose code lives in mimi.tools.<module> and is imported at its first call, sparing the heap."""
+    """A tool whose code lives in mimi.tools.<module>, imported at boot by setup() (code loaded in the
+    middle of a turn would scatter long-lived blocks through the turn's free heap)."""
 
     def __init__(self, name, description, schema, module):
         self.name, self.description, self.schema = name, description, schema
@@ -26,6 +27,8 @@ class LazyTool:
 
 def setup(app):
     _config[0] = app.config
+    for tool in TOOLS:
+        __import__("mimi.tools." + tool._module)
     app.console.commands.add("set_search_key", _set_search_key, "set_search_key <key> [brave|tavily]", 1, 2,
                              "save the web search API key (a tvly- key selects Tavily)")
 
