@@ -48,6 +48,10 @@ class BackgroundServer:
         self._loop.run_until_complete(self._close())
         self._loop.close()
 
+    def _application(self):
+        """Hook: the aiohttp Application to serve (subclasses may set limits)."""
+        return web.Application()
+
     async def _opened(self):
         """Hook: runs on the server's loop before it accepts connections."""
 
@@ -57,7 +61,7 @@ class BackgroundServer:
     async def _open(self):
         self._stopping = asyncio.Event()
         await self._opened()
-        app = web.Application()
+        app = self._application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS)
         await self._runner.setup()

@@ -10,13 +10,13 @@ from collections import deque
 
 from aiohttp import web
 
+from host_sim.background_server import BackgroundServer
 from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
     error, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the real Messages API's request size limit
-_SHUTDOWN_SECONDS = 1.0
 _READ_PIECE = 64 * 1024
 
 
@@ -58,26 +58,25 @@ def _parsed_or_text(raw):
         return raw.decode("utf-8", "replace")
 
 
-class FakeAnthropic:
+class FakeAnthropic(BackgroundServer):
     """The Messages API on a local port: script() replies, read `requests`, start()/stop()."""
+
+    name = "fake-anthropic"
 
     def __init__(self, api_key="sk-ant-test-key", ssl_context=None, host="127.0.0.1", port=0,
                  known_models=None, max_body_bytes=MAX_BODY_BYTES, min_cache_tokens=0,
                  chunk=8, delay=0.0, log_writes=False):
+        super().__init__(ssl_context, host, port)
         self.api_key = api_key
         self.log_writes = log_writes  # benchmarks: each request's record gets "writes"
-        self.ssl_context = ssl_context
-        self.host, self.port = host, port
         self.known_models = None if known_models is None else frozenset(known_models)
         self.max_body_bytes = max_body_bytes
         self.min_cache_tokens = min_cache_tokens
         self.chunk, self.delay = chunk, delay  # how the default brain streams
-        self.url = None
         self._lock = threading.Lock()
         self._script = deque()
         self._requests = []
         self._cached_prefix = None
-        self._thread = self._loop = self._runner = self._stopping = None
 
     # ---- scripting and recording (thread-safe) ----
 
@@ -207,14 +206,6 @@ class FakeAnthropic:
         return web.Response(status=reply.status, text=dumps(body), headers=headers,
                             content_type="application/json")
 
-    async def _sleep(self, seconds):
-        """Sleep, cut short by stop(); False when the server is stopping."""
-        try:
-            await asyncio.wait_for(self._stopping.wait(), seconds)
-            return False
-        except asyncio.TimeoutError:
-            return True
-
     async def _cut(self, request):
         """Close the connection once what was written has left (no terminating chunk)."""
         transport = request.transport
@@ -278,69 +269,8 @@ class FakeAnthropic:
 
     # ---- running in a background thread ----
 
-    def start(self):
-        """Serve from a background thread with its own event loop; returns the base URL."""
-        if self._thread is not None:
-            raise RuntimeError("FakeAnthropic is already running")
-        ready, failure = threading.Event(), []
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, args=(ready, failure),
-                                        name="fake-anthropic", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            self._thread.join()
-            self._thread = None
-            raise failure[0]
-        return self.url
-
-    def _run(self, ready, failure):
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._loop.run_until_complete(self._open())
-        except Exception as exc:  # e.g. the port is taken: report it to start()
-            failure.append(exc)
-            ready.set()
-            self._loop.close()
-            return
-        ready.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(self._close())
-        self._loop.close()
-
-    async def _open(self):
-        self._stopping = asyncio.Event()
-        app = web.Application(client_max_size=self.max_body_bytes + 1)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_SECONDS)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        if self.ssl_context is not None:
-            self.url = "https://localhost:{}".format(port)
-        else:
-            host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-            self.url = "http://{}:{}".format(host, port)
-
-    async def _close(self):
-        self._stopping.set()
-        await self._runner.cleanup()
-
-    def stop(self):
-        """Stop serving; stalled replies are cut short. Safe to call twice."""
-        if self._thread is None:
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._thread = None
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+    def _application(self):
+        return web.Application(client_max_size=self.max_body_bytes + 1)
 
 
 def main(argv=None):
