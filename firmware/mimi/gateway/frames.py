@@ -19,12 +19,12 @@ MAX_MESSAGE_LENGTH = const(16 * 1024)  # default cap on a reassembled message
 _MAX_CONTROL_PAYLOAD = const(125)
 _UNMASK_CHUNK = const(4096)  # bytes XORed per big-int step; a multiple of 4 keeps the mask aligned
 
-_CONT = const(0)
-_TEXT = const(1)
-_BINARY = const(2)
-_CLOSE = const(8)
-_PING = const(9)
-_PONG = const(10)
+OP_CONT = const(0)
+OP_TEXT = const(1)
+OP_BINARY = const(2)
+OP_CLOSE = const(8)
+OP_PING = const(9)
+OP_PONG = const(10)
 
 # lead byte: (lowest, highest) second byte. MicroPython's decoder does not check these: outside
 # them are overlong forms, UTF-16 surrogates and code points above U+10FFFF.
@@ -91,7 +91,7 @@ def parse_header(first, second):
     length = second & 0x7F
     if first & 0x70:
         raise ProtocolError(CLOSE_PROTOCOL_ERROR, "reserved bits set without an extension")
-    if opcode not in (_CONT, _TEXT, _BINARY, _CLOSE, _PING, _PONG):
+    if opcode not in (OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG):
         raise ProtocolError(CLOSE_PROTOCOL_ERROR, "unknown opcode {}".format(opcode))
     if not second & 0x80:
         raise ProtocolError(CLOSE_PROTOCOL_ERROR, "client frame not masked")

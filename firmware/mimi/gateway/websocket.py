@@ -22,6 +22,12 @@ from mimi.gateway.frames import (  # noqa: F401  (re-exported: the public frame 
     CLOSE_UNSUPPORTED_DATA,
     ConnectionClosed,
     MAX_MESSAGE_LENGTH,
+    OP_BINARY,
+    OP_CLOSE,
+    OP_CONT,
+    OP_PING,
+    OP_PONG,
+    OP_TEXT,
     ProtocolError,
     close_payload,
     frame_header,
@@ -34,12 +40,6 @@ from mimi.gateway.frames import (  # noqa: F401  (re-exported: the public frame 
     valid_close_code,
 )
 
-_CONT = const(0)
-_TEXT = const(1)
-_BINARY = const(2)
-_CLOSE = const(8)
-_PING = const(9)
-_PONG = const(10)
 _SMALL_FRAME = const(1024)  # up to this size, header and payload go in one write (no Nagle stall)
 _CLOSE_WAIT_MS = const(2000)  # how long close() waits for the peer's close frame
 _DRAIN_IDLE_MS = const(100)  # after failing a connection: read until the peer is quiet this long
@@ -64,7 +64,7 @@ class WebSocket(_MicrodotWebSocket):
         self._reset_message()
 
     def _reset_message(self):
-        self._opcode = _CONT  # opcode of the fragmented message in progress (_CONT: none)
+        self._opcode = OP_CONT  # opcode of the fragmented message in progress (OP_CONT: none)
         self._parts = []
         self._size = 0
         self._utf8_tail = b""
@@ -101,8 +101,8 @@ class WebSocket(_MicrodotWebSocket):
             raise ConnectionClosed(self.close_code)
         if isinstance(data, str):
             data = data.encode()
-            opcode = opcode or _TEXT
-        await self._send_frame(opcode or _BINARY, data)
+            opcode = opcode or OP_TEXT
+        await self._send_frame(opcode or OP_BINARY, data)
 
     async def close(self, code=CLOSE_NORMAL, reason=""):
         """Closing handshake: send close, wait up to 2 s for the peer's, close TCP.
@@ -117,7 +117,7 @@ class WebSocket(_MicrodotWebSocket):
         self.closed = True
         self.close_code = code
         try:
-            await self._send_frame(_CLOSE, payload)
+            await self._send_frame(OP_CLOSE, payload)
             await asyncio.wait_for(self._close_reply(), _CLOSE_WAIT_MS / 1000)
         except (asyncio.TimeoutError, EOFError, OSError, WebSocketError):
             pass  # the peer answered badly or not at all: hang up anyway
@@ -144,16 +144,16 @@ class WebSocket(_MicrodotWebSocket):
         return fin, opcode, unmask(await read_payload(reader, length), mask)
 
     def _on_data(self, fin, opcode, payload):
-        if opcode == _CONT:
-            if self._opcode == _CONT:
+        if opcode == OP_CONT:
+            if self._opcode == OP_CONT:
                 raise ProtocolError(CLOSE_PROTOCOL_ERROR, "continuation frame without a message")
-        elif self._opcode != _CONT:
+        elif self._opcode != OP_CONT:
             raise ProtocolError(CLOSE_PROTOCOL_ERROR, "new message inside a fragmented one")
         elif fin:
             return self._message(opcode, payload)  # the common case: one frame, one message
         else:
             self._opcode = opcode
-        if self._opcode == _TEXT and not fin:
+        if self._opcode == OP_TEXT and not fin:
             try:
                 self._utf8_tail = utf8_tail(self._utf8_tail + payload)
             except ValueError:
@@ -167,7 +167,7 @@ class WebSocket(_MicrodotWebSocket):
         return self._message(opcode, b"".join(parts))
 
     def _message(self, opcode, data):
-        if opcode == _BINARY:
+        if opcode == OP_BINARY:
             return bytes(data)
         try:
             return utf8_decode(data)
@@ -175,11 +175,11 @@ class WebSocket(_MicrodotWebSocket):
             raise ProtocolError(CLOSE_INVALID_DATA, "text message is not valid UTF-8")
 
     async def _on_control(self, opcode, payload):
-        if opcode == _PING:
-            await self._send_frame(_PONG, payload)
-        elif opcode == _CLOSE:
+        if opcode == OP_PING:
+            await self._send_frame(OP_PONG, payload)
+        elif opcode == OP_CLOSE:
             code, reason = parse_close(payload)
-            await self._send_frame(_CLOSE, close_payload(code or CLOSE_NORMAL))
+            await self._send_frame(OP_CLOSE, close_payload(code or CLOSE_NORMAL))
             self.closed = True
             self.close_code = code or CLOSE_NO_STATUS
             await self._close_tcp()
@@ -199,7 +199,7 @@ class WebSocket(_MicrodotWebSocket):
 
     async def _close_reply(self):
         self._reset_message()
-        while (await self._read_frame())[1] != _CLOSE:
+        while (await self._read_frame())[1] != OP_CLOSE:
             pass  # data the peer sent before it saw our close: dropped
 
     async def _fail(self, code):
@@ -208,7 +208,7 @@ class WebSocket(_MicrodotWebSocket):
         self.closed = True
         self.close_code = code
         try:
-            await self._send_frame(_CLOSE, close_payload(code))
+            await self._send_frame(OP_CLOSE, close_payload(code))
             reader = self.request.sock[0]
             deadline = platform.ticks_add(platform.ticks_ms(), _DRAIN_MAX_MS)
             while platform.ticks_diff(deadline, platform.ticks_ms()) > 0:
