@@ -13,12 +13,13 @@ from mimi.channels.system import SystemChannel
 from mimi.config import Config
 from mimi.cron.service import Cron
 from mimi.gateway.server import Gateway
-from mimi.health.watchdog import Health  # [health]
+from mimi.health.watchdog import Health
 from mimi.llm.claude import Claude
 from mimi.net import tls
-from mimi.net.onboarding import Onboarding  # [wifi onboarding]
+from mimi.net.onboarding import Onboarding
 from mimi.net.wifi import WiFi
-from mimi.ota.commands import Updates  # [ota]
+from mimi.ota.commands import Updates
+from mimi.safety import audit, breaker  # [safety]
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
@@ -54,16 +55,17 @@ class App:
         self.console = Console(self)
         self.channels = {"cli": self.console}
         self.registry = Registry(self)
+        self.breaker, self.audit = breaker.setup(self), audit.setup(self)  # [safety] breakers, audit log
         self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
                            self.channels, self.wifi.is_up, self.registry)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services = []
-        self.health, self.updates = Health(self), Updates(self)  # [health] [ota] watchdog, safe mode; ota commands
+        self.health, self.updates = Health(self), Updates(self)  # watchdog and safe mode; ota commands
         self.gateway = Gateway(self)
         self.telegram = Telegram(self)
-        self.onboarding = Onboarding(self)  # [wifi onboarding] setup AP when no WiFi is saved
+        self.onboarding = Onboarding(self)  # the setup access point when no WiFi is saved
         self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
@@ -84,32 +86,32 @@ class App:
             await asyncio.sleep(GC_PERIOD_S)
             platform.collect()
 
-    async def _start_services_when_up(self):
-        # [wifi onboarding] the link may come up long after boot: setup page, wifi_set, backoff retries
-        await self.wifi.up.wait()
-        for service in self.health.startable(self.services):  # [health] safe mode: gateway only
+    async def _start_services(self):
+        for service in self.health.startable(self.services):  # safe mode: the gateway only
             self.tasks.append(asyncio.create_task(service.run()))
-        await asyncio.sleep(SERVICE_SETTLE_S)
+        await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
         print("ready: network up, agent listening")
+
+    async def _start_services_when_up(self):
+        # The link may come up long after boot: the setup page, wifi_set, backoff retries.
+        await self.wifi.up.wait()
+        await self._start_services()
 
     async def main(self):
         print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
         self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
-        self.tasks.extend(self.health.start_core())  # [health] agent (safe mode: a stand-in) + dispatcher, watched
+        self.tasks.extend(self.health.start_core())  # agent (safe mode: a stand-in) and dispatcher, watched
         self.tasks.append(asyncio.create_task(self._collect_garbage()))
         gaps = self.missing()
         if gaps:
             print("setup needed: " + "; ".join(gaps))
         if await self.wifi.connect():
-            for service in self.health.startable(self.services):  # [health] safe mode: gateway only
-                self.tasks.append(asyncio.create_task(service.run()))
-            await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
-            print("ready: network up, agent listening")
+            await self._start_services()
         else:
             print("no network yet: the console works; configure WiFi with wifi_set")
-            self.tasks.append(asyncio.create_task(self._start_services_when_up()))  # [wifi onboarding]
+            self.tasks.append(asyncio.create_task(self._start_services_when_up()))
         while True:  # the main loop stays alive
-            self.health.tick()  # [health] feeds the watchdog while the agent and dispatcher are healthy
+            self.health.tick()  # feeds the watchdog while the agent and dispatcher are healthy
             await asyncio.sleep(1)
 
 
