@@ -3,8 +3,8 @@
 #          [--bot-token-env NAME]   (API key / bot token from the environment, for this run only)
 #          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
 #          [--setup-port N]   (the onboarding setup page's port; the chip uses 80)
-#          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests) [health]
-#   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch). [health]
+#          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests)
+#   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch).
 #   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
 import os
 import sys
@@ -37,8 +37,8 @@ def _venv_site_packages(root):
 
 def _parse(argv):
     opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None, "bot-token-env": None,
-            "firmware": None, "setup-port": None}  # setup-port: [wifi onboarding]
-    opts["health"] = None  # [health]
+            "firmware": None, "setup-port": None}
+    opts["health"] = None  #
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -75,7 +75,7 @@ def _close_sockets():
 
 
 def _forget_firmware():
-    # [health] [ota] A reset loads every firmware module again; the stand-ins (the hardware) stay.
+    # A reset loads every firmware module again; the stand-ins (the hardware) stay.
     import asyncio
 
     core = getattr(asyncio, "core", None)
@@ -90,7 +90,7 @@ def _forget_firmware():
 
 
 async def _with_watchdog(firmware_main):
-    # [health] The chip's watchdog is hardware; here a task checks it and raises machine.WDTReset.
+    # The chip's watchdog is hardware; here a task checks it and raises machine.WDTReset.
     import asyncio
 
     import machine
@@ -128,7 +128,7 @@ def main():
         overrides.append(("tg_config", "api_base", opts["telegram-api"]))
     if opts["ws-port"]:
         overrides.append(("gw_config", "ws_port", opts["ws-port"]))
-    if opts["setup-port"]:  # [wifi onboarding]
+    if opts["setup-port"]:
         overrides.append(("wifi_config", "setup_port", opts["setup-port"]))
     if opts["api-key-env"]:
         key = os.getenv(opts["api-key-env"])
@@ -141,10 +141,10 @@ def main():
 
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
-        _forget_firmware()  # [health] [ota] a reset runs the modules on flash afresh (ota_bundle may replace them)
-        from mimi.health import crashes  # [health]
+        _forget_firmware()  # a reset runs the modules on flash afresh (ota_bundle may replace them)
+        from mimi.health import crashes  #
 
-        def start():  # [health] as firmware/main.py on the board: inside the crash guard
+        def start():  # as firmware/main.py on the board: inside the crash guard
             from mimi import app
 
             if opts["health"]:
@@ -158,7 +158,7 @@ def main():
             asyncio.run(_with_watchdog(firmware.main()))
 
         try:
-            crashes.guarded(start)  # [health] an exception is a crash: counted in NVS, then a reset
+            crashes.guarded(start)  # an exception is a crash: counted in NVS, then a reset
         except machine.ResetRequested:
             print("--- reset ---")
             _close_sockets()

@@ -52,6 +52,9 @@ SETTINGS = (
      "Open-Meteo geocoding API base URL"),
     ("gw_config", "ws_token", TEXT, "", SECRET, None, None,
      "Token a WebSocket client must present"),
+    ("safety_config", "calls", INT, 3, 0, 1, 1000, "Identical acting tool calls allowed per window"),
+    ("safety_config", "window_s", INT, 600, 0, 1, 86400, "Seconds in which repeated identical calls are counted"),
+    ("safety_config", "quiet_s", INT, 1800, 0, 1, 86400, "Quiet seconds after which an open circuit breaker closes"),
 )
 
 

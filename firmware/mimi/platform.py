@@ -1,4 +1,5 @@
 # Every difference between the chip and the laptop lives here, and only here.
+import socket
 import sys
 import time
 
@@ -79,6 +80,25 @@ def reset():
 
 def wlan():
     return network.WLAN(network.STA_IF)
+
+
+# MicroPython's socket module may lack the names; the numbers are those of Linux and lwIP alike.
+_IPPROTO_TCP = getattr(socket, "IPPROTO_TCP", 6)
+_TCP_NODELAY = getattr(socket, "TCP_NODELAY", 1)
+
+
+def tcp_nodelay(writer):
+    """Turn Nagle's algorithm off on an asyncio stream's socket (small frames leave at once).
+
+    Silently does nothing where the platform cannot: it only costs latency, never correctness.
+    """
+    sock = getattr(writer, "s", None)  # MicroPython's Stream
+    try:
+        if sock is None:
+            sock = writer.get_extra_info("socket")  # CPython's StreamWriter
+        sock.setsockopt(_IPPROTO_TCP, _TCP_NODELAY, 1)
+    except (AttributeError, KeyError, OSError, TypeError, ValueError):
+        pass
 
 
 def print_exception(exc):

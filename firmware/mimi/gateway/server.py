@@ -2,11 +2,12 @@
 import asyncio
 import os
 
-from microdot import Microdot, Response
+from microdot import Response
 
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.gateway import auth, protocol
+from mimi.gateway.web import Web
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const
 
@@ -68,10 +69,12 @@ class Gateway:
             "change the gateway token (off: no token needed)")
         add("set_ws_port", self.cmd_set_port, "set_ws_port <port>", 1, 1,
             "gateway TCP port (saved; the gateway moves at once)")
+        self._status = app.console.commands.table["status"][0]
+        add("status", self.cmd_status, "status", 0, 0, "what is configured, connected and running")
 
     # -- HTTP --
     def _routes(self):
-        web = Microdot()
+        web = Web()
         web.get("/")(self._page)
         web.route("/ws")(self._ws)
         return web
@@ -225,6 +228,15 @@ class Gateway:
         return "http://{}:{}/".format(ip, self.port or self.app.config.get("gw_config", "ws_port"))
 
     # -- console commands --
+    async def cmd_status(self):
+        await self._status()
+        if self.port is None:
+            place = "not listening"
+        else:
+            place = "listening on port {}".format(self.port)
+        platform.console_write("  Gateway: {}, {} of {} clients\n".format(
+            place, len(self.clients), CLIENTS_MAX))
+
     async def cmd_token(self):
         token = auth.current(self.app.config)
         if token == auth.OFF:

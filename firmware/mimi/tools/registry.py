@@ -92,6 +92,7 @@ class Registry:
         self.tools = {}
         self.warnings = []
         self._definitions = None
+        self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None and after(...)
 
     def add(self, tool, origin="built-in"):
         problem = check_tool(tool)
@@ -158,8 +159,18 @@ class Registry:
             ]
         return self._definitions
 
-    async def execute(self, name, data):
+    async def execute(self, name, data):  # [safety] guards see every call: breaker before, audit after
         """Run one tool: (result_text, is_error). Never raises."""
+        started, refusal = platform.ticks_ms(), None
+        for guard in self.guards:
+            refusal = refusal or _guarded(guard.before, name, data, self.tools.get(name))
+        text, is_error = (refusal, True) if refusal else await self._run(name, data)
+        took = platform.ticks_diff(platform.ticks_ms(), started)
+        for guard in self.guards:
+            _guarded(guard.after, name, data, text, is_error, took)
+        return text, is_error
+
+    async def _run(self, name, data):
         tool = self.tools.get(name)
         if tool is None:
             return "unknown tool '{}'".format(name), True
@@ -184,3 +195,11 @@ class Registry:
         if took > 2000:
             print("tools: {} took {} ms".format(name, took))
         return text, False
+
+
+def _guarded(fn, *args):  # [safety] a broken guard is reported, never fails the tool call
+    try:
+        return fn(*args)
+    except Exception as exc:
+        print("tools: guard failed: {}: {}".format(exc.__class__.__name__, exc))
+        return None

@@ -1,0 +1,49 @@
+# microdot's server with a deadline on reading each request and Nagle's algorithm off per connection.
+import asyncio
+
+from microdot import Microdot, Request, Response
+from microdot.microdot import MUTED_SOCKET_ERRORS
+
+from mimi import platform
+from mimi.platform import const
+
+REQUEST_TIMEOUT_S = const(10)  # a client that has not sent its whole request (handshake) by then is hung up on
+
+
+class Web(Microdot):
+    """microdot with a deadline on reading the request and Nagle's algorithm off per connection."""
+
+    async def handle_request(self, reader, writer):
+        # microdot's handle_request, but a silent or half-sent request no longer holds its
+        # connection (and its memory) open for ever; other clients are served meanwhile.
+        platform.tcp_nodelay(writer)
+        request = None
+        try:
+            request = await asyncio.wait_for(
+                Request.create(self, reader, writer, writer.get_extra_info("peername")),
+                REQUEST_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            print("gateway: a client sent no complete request within {} s; hung up".format(
+                REQUEST_TIMEOUT_S))
+            await _close_quietly(writer)
+            return
+        except OSError as exc:
+            if exc.errno not in MUTED_SOCKET_ERRORS:
+                platform.print_exception(exc)
+        except Exception as exc:  # a malformed request line or header: answered with 400 below
+            platform.print_exception(exc)
+        response = await self.dispatch_request(request)
+        try:
+            if response != Response.already_handled:
+                await response.write(writer)
+            await writer.aclose()
+        except OSError as exc:
+            if exc.errno not in MUTED_SOCKET_ERRORS:
+                raise
+
+
+async def _close_quietly(writer):
+    try:
+        await writer.aclose()
+    except Exception:  # the peer is gone already
+        pass

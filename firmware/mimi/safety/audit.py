@@ -1,0 +1,186 @@
+# Audit log: one JSONL line per tool call in <data>/audit/YYYY-MM-DD.jsonl, secrets masked, bounded.
+import json
+
+from mimi import config as config_module
+from mimi import platform
+from mimi.platform import const
+from mimi.storage import files
+
+FOLDER = "audit"
+SUFFIX = ".jsonl"
+AUDIT_DAYS = const(14)  # day files kept; the oldest are removed
+FILE_MAX = const(262144)  # bytes of one day's file; later calls that day are not logged
+INPUT_MAX = const(400)  # characters of a tool input's JSON kept; a longer one is cut to text
+RESULT_MAX = const(200)  # characters of a tool result kept
+TAIL_DEFAULT = const(10)
+TAIL_MAX = const(100)
+_LINE_MAX = const(4096)  # bytes of one log line read back
+_DEPTH_MAX = const(8)
+_SECRET_MIN = const(6)  # a configured secret shorter than this is only masked as a whole value
+SECRET_WORDS = ("key", "token", "password", "passwd", "secret", "auth")
+
+
+def _secret_name(name):
+    name = str(name).lower()
+    for word in SECRET_WORDS:
+        if word in name:
+            return True
+    return False
+
+
+def _hide(text, secrets):
+    for secret in secrets:
+        if text == secret or (len(secret) >= _SECRET_MIN and secret in text):
+            text = text.replace(secret, config_module.mask(secret))
+    return text
+
+
+def masked(value, secrets=(), depth=0):
+    """A copy of value whose secret-named keys and configured secrets are masked."""
+    if depth > _DEPTH_MAX:
+        return "(too deep)"
+    if isinstance(value, dict):
+        out = {}
+        for key in value:
+            item = value[key]
+            if _secret_name(key) and isinstance(item, (dict, list, tuple)):
+                out[key] = config_module.mask("*")  # a container of secrets: hide all of it
+            elif _secret_name(key) and item is not None and not isinstance(item, bool):
+                out[key] = config_module.mask(item)
+            else:
+                out[key] = masked(item, secrets, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [masked(item, secrets, depth + 1) for item in value]
+    if isinstance(value, str):
+        return _hide(value, secrets)
+    return value
+
+
+class Audit:
+    """Registry guard that logs each call after it ran; a full or broken flash never fails the call."""
+
+    def __init__(self, root, secrets=lambda: (), turn=None, clock=None):
+        self.folder = files.join(root, FOLDER)
+        self.secrets = secrets  # () -> the configured secret values to hide
+        self.turn = turn if turn is not None else {}  # the registry's `current`: channel, chat_id, meta
+        self.clock = clock or platform.unix_time
+        self.full_day = None  # the day whose file reached FILE_MAX, reported once
+
+    def before(self, name, data, tool=None):
+        return None
+
+    def after(self, name, data, text, is_error, took_ms):
+        secrets = [s for s in self.secrets() if s]
+        meta = self.turn.get("meta") or {}
+        user = meta.get("user_id") if isinstance(meta, dict) else None
+        shown = masked(data, secrets)
+        body = json.dumps(shown)
+        entry = {
+            "ts": self.clock(),
+            "channel": self.turn.get("channel"),
+            "chat": self.turn.get("chat_id"),
+            "user": user,
+            "tool": name,
+            "input": shown if len(body) <= INPUT_MAX else body[:INPUT_MAX] + "\u2026",
+            "ok": not is_error,
+            "ms": took_ms,
+            "result": _hide(str(text)[:RESULT_MAX], secrets),
+        }
+        try:
+            self._append(json.dumps(entry))
+        except OSError as exc:  # a full flash must not cost the user the tool call
+            print("audit: could not log {} ({})".format(name, exc))
+
+    def _append(self, line):
+        day = platform.utc_date(self.clock())
+        path = files.join(self.folder, day + SUFFIX)
+        now = files.size(path)
+        if now < 0:
+            files.makedirs(self.folder)
+            self._prune(keep=AUDIT_DAYS - 1)
+        elif now + len(line) + 1 > FILE_MAX:
+            if self.full_day != day:
+                self.full_day = day
+                print("audit: today's log reached {} bytes; further calls today are not logged".format(FILE_MAX))
+            return
+        files.append_line(path, line)
+
+    def day_files(self):
+        """Names of the day files, oldest first."""
+        return [n for n in files.listdir(self.folder) if n.endswith(SUFFIX)]
+
+    def _prune(self, keep):
+        names = self.day_files()
+        for name in names[: max(0, len(names) - keep)]:
+            files.remove(files.join(self.folder, name))
+
+    def tail(self, count=TAIL_DEFAULT):
+        """The newest `count` entries (dicts), oldest first, reading files newest first."""
+        count = max(0, min(count, TAIL_MAX))
+        found = []
+        for name in reversed(self.day_files()):
+            if len(found) >= count:
+                break
+            newest = []
+            for raw in files.iter_lines(files.join(self.folder, name), _LINE_MAX):
+                if raw is None:
+                    continue
+                newest.append(raw)
+                if len(newest) > count - len(found):
+                    newest.pop(0)
+            entries = []
+            for raw in newest:
+                try:
+                    entries.append(json.loads(files.decode(raw)))
+                except ValueError:  # a line cut by a power loss
+                    pass
+            found = entries + found
+        return found[-count:] if count else []
+
+
+def describe(entry, secrets=()):
+    """One console line for an entry, masked again in case a secret was set after it was written."""
+    who = "{}:{}".format(entry.get("channel"), entry.get("chat"))
+    if entry.get("user") is not None:
+        who += " user " + str(entry.get("user"))
+    ts = entry.get("ts")
+    when = platform.utc_stamp(ts) if isinstance(ts, int) else "?"
+    return "{} {} {} {} {} ms {} -> {}".format(
+        when, who, entry.get("tool"), "ok" if entry.get("ok") else "FAILED", entry.get("ms"),
+        json.dumps(masked(entry.get("input"), secrets)), _hide(str(entry.get("result")), secrets).replace("\n", " "))
+
+
+def configured_secrets(config):
+    """The values of every secret setting that is set."""
+    values = []
+    for setting in config_module.SETTINGS:
+        if setting[4] & config_module.SECRET:
+            value = config.get(setting[0], setting[1])
+            if value:
+                values.append(str(value))
+    return values
+
+
+def setup(app):
+    """Create the audit log, put it behind every tool call and add `audit_tail [n]` to the console."""
+    from mimi.tools import registry as registry_module
+
+    audit = Audit(app.flash.root, lambda: configured_secrets(app.config), registry_module.current)
+    app.registry.guards.append(audit)
+
+    async def audit_tail(n=str(TAIL_DEFAULT)):
+        try:
+            count = int(n)
+        except ValueError:
+            raise ValueError("audit_tail takes a number of entries, like audit_tail 20")
+        secrets = configured_secrets(app.config)
+        entries = audit.tail(count)
+        if not entries:
+            print("audit: no tool calls logged yet")
+        for entry in entries:
+            platform.console_write(describe(entry, secrets) + "\n")
+
+    app.console.commands.add("audit_tail", audit_tail, "audit_tail [n]", 0, 1,
+                             "show the newest n tool calls from the audit log (default 10)")
+    return audit
