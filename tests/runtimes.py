@@ -26,7 +26,6 @@ RUNTIMES = {"micropython": MICROPYTHON_FIRMWARE, "cpython": CPYTHON}
 
 # Under MicroPython the end-to-end tests run the compiled bundle (`make bundle`: what ships to the
 # board) rather than the .py sources; MIMI_MP_SOURCE=1 runs the sources instead.
-_BUNDLE = os.path.join(ROOT, "build", "test-bundle")
 _built = []
 
 
@@ -35,11 +34,17 @@ def micropython_firmware():
     if os.environ.get("MIMI_MP_SOURCE"):
         return []
     if not _built:
+        import atexit
+        import shutil
         import subprocess
+        import tempfile
 
-        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out", _BUNDLE],
+        # One bundle per test run, in its own folder: two runs side by side never share one.
+        bundle = tempfile.mkdtemp(prefix="mimi-test-bundle-")
+        atexit.register(shutil.rmtree, bundle, True)
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out", bundle],
                               cwd=ROOT, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError("tools/bundle.py failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
-        _built.append(True)
-    return ["--firmware", os.path.join(_BUNDLE, "lib")]
+        _built.append(bundle)
+    return ["--firmware", os.path.join(_built[0], "lib")]
