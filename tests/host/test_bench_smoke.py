@@ -29,7 +29,7 @@ def test_quick_bench_writes_the_cheap_figures(tmp_path):
         sse = figures["sse_parsing"][runtime]
         assert sse["median"] > 0 and sse["text_chars"] == 48 * 1024
         cache = figures["prompt_cache"][runtime]
-        assert cache["conversation_ok"] and cache["compared"] == 10
+        assert cache["conversation_ok"] and cache["compared"] == 10, cache
         assert 0 <= cache["share"] <= 1
     assert set(results["verdicts"]) == set(FIGURES)
     assert "| history_load |" in proc.stdout  # the table was printed
