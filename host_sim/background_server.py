@@ -1,6 +1,9 @@
 # An aiohttp server run from a background thread with its own event loop (start/stop/with).
 import asyncio
+import signal
+import sys
 import threading
+import time
 
 from aiohttp import web
 
@@ -94,6 +97,18 @@ class BackgroundServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._thread = self._loop = None
+
+    def serve_forever(self, what):
+        """Command-line mode: announce the URL (flushed), serve until SIGTERM or Ctrl-C."""
+        print("{} on {}".format(what, self.start()), flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
 
     def __enter__(self):
         self.start()

@@ -2,8 +2,6 @@
 import argparse
 import asyncio
 import json
-import signal
-import sys
 import threading
 import time
 from collections import deque
@@ -281,15 +279,7 @@ def main(argv=None):
     parser.add_argument("--delay", type=float, default=0.02, help="seconds between text chunks")
     args = parser.parse_args(argv)
     fake = FakeAnthropic(api_key=args.api_key, host=args.host, port=args.port, delay=args.delay)
-    print("fake Anthropic API on " + fake.start(), flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
+    fake.serve_forever("fake Anthropic API")
 
 
 if __name__ == "__main__":

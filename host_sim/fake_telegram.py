@@ -2,8 +2,6 @@
 import argparse
 import asyncio
 import re
-import signal
-import sys
 import threading
 import time
 from collections import deque
@@ -305,15 +303,7 @@ def main(argv=None):
     parser.add_argument("--drafts", default="ok", choices=("ok", "not_found", "bad_request"))
     args = parser.parse_args(argv)
     fake = FakeTelegram(token=args.token, host=args.host, port=args.port, drafts=args.drafts)
-    print("fake Telegram Bot API on " + fake.start(), flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
+    fake.serve_forever("fake Telegram Bot API")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import socket
 import pytest
 
 from host_sim.fake_anthropic import FakeAnthropic
+from tests.certs import make_test_ca, server_context
 from tests.e2e.device import Device
 from tests.runtimes import RUNTIMES
 
@@ -66,3 +67,13 @@ def device(boot):
     out = dev.command("set_api_key " + API_KEY)
     assert "saved" in out
     return dev
+
+
+@pytest.fixture(scope="module")
+def tls_fake(tmp_path_factory):
+    """A fake Anthropic API on https, its certificate signed by a throwaway CA: (fake, CA paths)."""
+    paths = make_test_ca(tmp_path_factory.mktemp("ca"))
+    fake = FakeAnthropic(api_key=API_KEY, ssl_context=server_context(paths))
+    fake.start()
+    yield fake, paths
+    fake.stop()

@@ -9,8 +9,7 @@ import urllib.request
 
 import pytest
 
-from host_sim.fake_anthropic import FakeAnthropic, text
-from tests.certs import make_test_ca, server_context
+from host_sim.fake_anthropic import text
 from tests.e2e.conftest import API_KEY, free_port
 
 WIFI_PASSWORD = "hunter2-home-wifi"
@@ -128,15 +127,6 @@ def test_a_dropped_link_is_noticed_and_rejoined_with_backoff(boot, tmp_path):
     radio.write_text("HomeNet {}\n".format(WIFI_PASSWORD))  # back in range
     dev.expect(r"WiFi: connected to 'HomeNet'", timeout=10)
     assert "connected to 'HomeNet'" in dev.command("wifi_status")
-
-
-@pytest.fixture(scope="module")
-def tls_fake(tmp_path_factory):
-    paths = make_test_ca(tmp_path_factory.mktemp("ca"))
-    fake = FakeAnthropic(api_key=API_KEY, ssl_context=server_context(paths))
-    fake.start()
-    yield fake, paths
-    fake.stop()
 
 
 def test_https_waits_for_the_clock_and_ntp_is_retried(boot, flash, tls_fake):

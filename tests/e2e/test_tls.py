@@ -1,20 +1,8 @@
 # TLS for real on loopback: the firmware trusts exactly the CA certificates on its flash.
 import shutil
 
-import pytest
-
-from host_sim.fake_anthropic import FakeAnthropic, text
-from tests.certs import make_test_ca, server_context
+from host_sim.fake_anthropic import text
 from tests.e2e.conftest import API_KEY
-
-
-@pytest.fixture(scope="module")
-def tls_fake(tmp_path_factory):
-    paths = make_test_ca(tmp_path_factory.mktemp("ca"))
-    fake = FakeAnthropic(api_key=API_KEY, ssl_context=server_context(paths))
-    fake.start()
-    yield fake, paths
-    fake.stop()
 
 
 def test_server_signed_by_a_configured_ca_is_accepted(boot, flash, tls_fake):
