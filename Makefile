@@ -57,6 +57,13 @@ check-api: venv
 bench: venv
 	$(BIN)/python -m bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
+# ---- Soak: 1000 turns, 10 Telegram chats + 4 WebSocket clients, seeded faults (RELIABILITY.md) ----
+# Writes bench/soak_results.json; SOAK_QUICK=1 for 40 turns; SOAK_SEED, SOAK_RATE, SOAK_HEAP (1024K), SOAK_TURNS.
+.PHONY: soak
+
+soak: venv
+	$(BIN)/python -m bench.soak
+
 # ---- Board: frozen firmware build, deploy, flash, erase -------------------------------------
 # Every command they run is printed. Which partitions each one writes: README ("Flash a board").
 MICROPY_DIR ?=

@@ -49,7 +49,7 @@ class Session:
         self.firmware = Firmware(runtime, flash, "--anthropic-api", fake.url, "--ws-port",
                                  self.port)
         self.firmware.expect(r"gateway: web chat on")
-        self.firmware.ready()
+        self.firmware.ready().unlimit()
         out = self.firmware.command("ws_token")
         self.url = "ws://127.0.0.1:{}/ws?token={}".format(
             self.port, re.search(r"gateway token: (\S+)", out).group(1))

@@ -34,6 +34,10 @@ HISTORY_ASSISTANT_CHARS = 1024
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 
 
+UNLIMITED = (("safety_config.user_per_min", 1000), ("safety_config.llm_per_hour", 100000),
+             ("safety_config.day_tokens", 0))
+
+
 def reps(full, quick=1):
     """How many repetitions: `full` normally, `quick` under BENCH_QUICK=1."""
     return quick if QUICK else full
@@ -202,6 +206,15 @@ class Firmware:
 
     def ready(self, timeout=60):
         self.expect(r"ready: network up|no network yet", timeout)
+        return self
+
+    def unlimit(self, timeout=30):
+        """Lift the device's rate limits and token budget: a benchmark or soak sends far more turns than
+        a person (10 a minute per user, 200 Claude calls an hour); the limits have their own tests."""
+        for name, value in UNLIMITED:
+            out = self.command("config_set {} {}".format(name, value), timeout)
+            if "saved" not in out:
+                raise SystemExit("bench: config_set {} failed: {}".format(name, out))
         return self
 
     def stop(self):

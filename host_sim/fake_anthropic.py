@@ -145,7 +145,7 @@ class FakeAnthropic(BackgroundServer):
             reply = self._default_reply(body)
         if isinstance(reply, ErrorReply):
             return self._error(record, reply)
-        usage = self._usage(body)
+        usage = reply.billed(self._usage(body))
         if body.get("stream"):
             return await self._stream(request, record, reply, body["model"], usage)
         return await self._whole(request, record, reply, body["model"], usage)
@@ -272,13 +272,17 @@ class FakeAnthropic(BackgroundServer):
 
 
 def main(argv=None):
+    from host_sim import chaos  # seeded random faults (--chaos-seed)
+
     parser = argparse.ArgumentParser(description="Fake Anthropic Messages API (offline demo).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--api-key", default="sk-ant-test-key")
     parser.add_argument("--delay", type=float, default=0.02, help="seconds between text chunks")
+    chaos.add_arguments(parser)
     args = parser.parse_args(argv)
     fake = FakeAnthropic(api_key=args.api_key, host=args.host, port=args.port, delay=args.delay)
+    chaos.from_arguments(args, anthropic=fake)
     fake.serve_forever("fake Anthropic API")
 
 

@@ -49,11 +49,19 @@ class FakeTelegram(BackgroundServer):
         self._wake()
         return update_id
 
-    def user_message(self, user_id, text, chat_id=None, username=None, first_name="A"):
-        """A text message from a user (private chat unless chat_id); returns its update_id,
-        or None when the bot's allowed_updates means Telegram would not produce it."""
+    def user_message(self, user_id, text, chat_id=None, username=None, first_name="A",
+                     reply_to=None):
+        """A text message from a user (private chat unless chat_id; a group when negative);
+        returns its update_id, or None when the bot's allowed_updates means Telegram would not
+        produce it. @mentions and a leading /command become entities as Telegram makes them;
+        reply_to (a message_id in that chat) adds reply_to_message."""
         return self._inject(self._world.user_message, user_id, text, chat_id, username,
-                            first_name)
+                            first_name, reply_to)
+
+    @property
+    def bot_username(self):
+        """The bot's @username without the @, as getMe gives it."""
+        return self._world.bot["username"]
 
     def non_text_message(self, user_id, kind="photo", caption=None, chat_id=None):
         """A photo/sticker/voice/audio/video/video_note/animation/document/location/contact."""
@@ -296,13 +304,17 @@ class FakeTelegram(BackgroundServer):
 
 
 def main(argv=None):
+    from host_sim import chaos  # seeded random faults (--chaos-seed)
+
     parser = argparse.ArgumentParser(description="Fake Telegram Bot API (offline demo).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8081)
     parser.add_argument("--token", default="123456:TEST-token")
     parser.add_argument("--drafts", default="ok", choices=("ok", "not_found", "bad_request"))
+    chaos.add_arguments(parser)
     args = parser.parse_args(argv)
     fake = FakeTelegram(token=args.token, host=args.host, port=args.port, drafts=args.drafts)
+    chaos.from_arguments(args, telegram=fake)
     fake.serve_forever("fake Telegram Bot API")
 
 

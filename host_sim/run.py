@@ -4,6 +4,9 @@
 #          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
 #          [--setup-port N]   (the onboarding setup page's port; the chip uses 80)
 #          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests)
+#          [--flash-image PATH [--flash-size BYTES]]   (data/ and tools/ on a LittleFS image file, as on
+#          the chip; a new image is BYTES big (default: the vfs partition of partitions.csv) and formatted,
+#          an existing one mounted; NVS stays in DIR/nvs.json, its own partition on the chip)
 #   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch).
 #   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
 import os
@@ -12,6 +15,7 @@ import sys
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
     " [--api-key-env NAME] [--bot-token-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
+    " [--flash-image PATH [--flash-size BYTES]]"
 )
 
 
@@ -39,6 +43,7 @@ def _parse(argv):
     opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None, "bot-token-env": None,
             "firmware": None, "setup-port": None}
     opts["health"] = None  #
+    opts["flash-image"] = opts["flash-size"] = None
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -46,9 +51,23 @@ def _parse(argv):
             raise ValueError(USAGE)
         opts[name] = argv[i + 1]
         i += 2
-    if not opts["flash"]:
+    if not opts["flash"] or (opts["flash-size"] and not opts["flash-image"]):
         raise ValueError(USAGE)
     return opts
+
+
+def _mount_image(opts, root):
+    # Everything the firmware keeps on flash goes on a LittleFS image; returns the folder it shows as.
+    import lfs_flash
+
+    size = opts["flash-size"]
+    try:
+        size = lfs_flash.parse_size(size) if size else lfs_flash.vfs_partition_size(root + "/partitions.csv")
+        print(lfs_flash.mount(opts["flash-image"], size))
+    except (OSError, ValueError) as exc:
+        print("flash: cannot use the image {}: {}".format(opts["flash-image"], exc))
+        sys.exit(2)
+    return lfs_flash.MOUNT
 
 
 def _mkdirs(path):
@@ -67,8 +86,11 @@ def _close_sockets():
     import asyncio
 
     queue = getattr(getattr(asyncio, "core", None), "_io_queue", None)
+    console = (sys.stdin, getattr(sys.stdin, "buffer", None))  # the serial line survives a reset
     for entry in list(getattr(queue, "map", {}).values()):
         try:
+            if entry[2] in console:
+                continue
             entry[2].close()
         except (OSError, AttributeError, IndexError, TypeError):
             pass
@@ -121,6 +143,7 @@ def main():
 
     flash = opts["flash"].rstrip("/") or "/"
     _mkdirs(flash)
+    stored = _mount_image(opts, root) if opts["flash-image"] else flash  # holds data/ and tools/
     overrides = []
     if opts["anthropic-api"]:
         overrides.append(("llm_config", "api_base", opts["anthropic-api"]))
@@ -152,8 +175,8 @@ def main():
 
                 watchdog.configure(opts["health"])
             firmware = app.App(
-                data_root=flash + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
-                tools_dir=flash + "/tools", www_dir=root + "/firmware/www",
+                data_root=stored + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
+                tools_dir=stored + "/tools", www_dir=root + "/firmware/www",
             )
             asyncio.run(_with_watchdog(firmware.main()))
 

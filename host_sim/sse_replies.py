@@ -74,11 +74,14 @@ class Reply:
         self.stall_seconds = 0.0
         self.stall_before_headers = False
         self.text_before = ""  # a fault strikes after this much of the first text block
+        self.usage = None  # scripted usage figures that replace the fake's approximations
 
     def __repr__(self):
         return "<Reply {} fault={} blocks={}>".format(self.stop_reason, self.fault, self.blocks)
 
     def output_tokens(self):
+        if self.usage and "output_tokens" in self.usage:
+            return self.usage["output_tokens"]
         n = 0
         for block in self.blocks:
             if block["type"] == "text":
@@ -86,6 +89,11 @@ class Reply:
             else:
                 n += approx_tokens(dumps(block["input"]))
         return max(1, n)
+
+    def billed(self, usage):
+        """The input-side usage to report: the approximation with any scripted figures over it."""
+        scripted = {k: v for k, v in (self.usage or {}).items() if k != "output_tokens"}
+        return dict(usage, **scripted)
 
     def message(self, model, usage, message_id):
         """The whole message, for `stream: false` and for message_start (with empty content)."""
@@ -202,9 +210,13 @@ def _text_block(s):
     return {"type": "text", "text": s}
 
 
-def text(s, chunk=DEFAULT_CHUNK, delay=0.0, stop_reason="end_turn"):
-    """A plain text answer streamed `chunk` characters per text_delta, `delay` s apart."""
-    return Reply([_text_block(s)], stop_reason, chunk, delay)
+def text(s, chunk=DEFAULT_CHUNK, delay=0.0, stop_reason="end_turn", usage=None):
+    """A plain text answer streamed `chunk` characters per text_delta, `delay` s apart.
+
+    `usage` (e.g. {"input_tokens": 900, "output_tokens": 100}) replaces the approximated figures."""
+    reply = Reply([_text_block(s)], stop_reason, chunk, delay)
+    reply.usage = usage
+    return reply
 
 
 def tool_use_multi(calls, text=None, chunk=DEFAULT_CHUNK, delay=0.0):

@@ -1,4 +1,5 @@
 # An in-memory Telegram for one bot: chats, messages, the update queue, the Bot API methods.
+import re
 import time
 
 from host_sim.telegram_params import (
@@ -110,12 +111,21 @@ class World:
         chat["messages"][message_id] = {"message": message, "from_bot": False}
         return message
 
-    def user_message(self, user_id, text, chat_id=None, username=None, first_name="A"):
+    def user_message(self, user_id, text, chat_id=None, username=None, first_name="A", reply_to=None):
+        replied = None
+        if reply_to is not None:
+            stored = self.add_chat(user_id if chat_id is None else chat_id)["messages"].get(reply_to)
+            if stored is None:
+                raise ValueError("no message {} in that chat to reply to".format(reply_to))
+            replied = dict(stored["message"])
+            replied.pop("reply_to_message", None)  # the API nests one level only
         message = self._incoming(user_id, chat_id, username, first_name)
         message["text"] = text
-        if text.startswith("/"):
-            command = text.split()[0]
-            message["entities"] = [{"offset": 0, "length": len(command), "type": "bot_command"}]
+        entities = _entities(text)
+        if entities:
+            message["entities"] = entities
+        if replied is not None:
+            message["reply_to_message"] = replied
         return self.add_update("message", message)
 
     def non_text_message(self, user_id, kind="photo", caption=None, chat_id=None,
@@ -289,6 +299,29 @@ class World:
     def get_webhook_info(self, args):
         return {"url": self.webhook, "has_custom_certificate": False,
                 "pending_update_count": len(self.queue)}, None
+
+
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z][A-Za-z0-9_]{3,31}(?![A-Za-z0-9_])")
+_COMMAND = re.compile(r"^/[A-Za-z0-9_]{1,32}(@[A-Za-z][A-Za-z0-9_]{3,31})?")
+
+
+def _utf16_len(text):
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _entities(text):
+    """The entities Telegram finds by itself in plain text: a leading /command, @mentions.
+    Offsets and lengths count UTF-16 code units, as in the Bot API."""
+    found = []
+    command = _COMMAND.match(text)
+    if command:
+        found.append({"offset": 0, "length": _utf16_len(command.group(0)), "type": "bot_command"})
+    for match in _MENTION.finditer(text):
+        if command and match.start() < command.end():
+            continue
+        found.append({"offset": _utf16_len(text[:match.start()]), "length": _utf16_len(match.group(0)),
+                      "type": "mention"})
+    return found
 
 
 def _set_content(message, text, entities, markup):

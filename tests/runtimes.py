@@ -7,11 +7,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 
 # The heap the suite gives MicroPython: small enough to catch a module or a turn that accumulates.
-# Unit tests get 512K. The whole firmware (every channel, tool and service) gets 768K: on the unix
-# port every module's bytecode sits in the heap (about 370 KB at idle; frozen modules on the chip
-# keep it in flash), and BENCHMARKS.md measures the smallest heap a standard conversation needs.
+# Unit tests get 512K. The whole firmware (every channel, tool, service, the safety layer and the
+# watchers) gets 1024K: on the unix port every module's bytecode sits in the heap (about 500 KB at
+# idle; frozen modules on the chip keep it in flash), and BENCHMARKS.md measures the smallest heap a
+# standard conversation needs.
 MP_HEAP = os.environ.get("MIMI_MP_HEAP", "512K")
-FIRMWARE_MP_HEAP = os.environ.get("MIMI_FIRMWARE_MP_HEAP", "768K")
+FIRMWARE_MP_HEAP = os.environ.get("MIMI_FIRMWARE_MP_HEAP", "1024K")
 
 
 def _find(name):

@@ -1,7 +1,7 @@
 # Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
 import asyncio
 
-from mimi import VERSION, platform
+from mimi import VERSION, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context
 from mimi.agent.heartbeat import Heartbeat
@@ -9,6 +9,7 @@ from mimi.agent.loop import Agent
 from mimi.bus.message import Bus
 from mimi.channels.console import Console
 from mimi.channels.dispatch import Dispatcher
+from mimi.channels.owner import Owner
 from mimi.channels.system import SystemChannel
 from mimi.config import Config
 from mimi.cron.service import Cron
@@ -19,7 +20,8 @@ from mimi.net import tls
 from mimi.net.onboarding import Onboarding
 from mimi.net.wifi import WiFi
 from mimi.ota.commands import Updates
-from mimi.safety import audit, breaker  # [safety]
+from mimi.safety import audit, breaker, budget, policy  # [safety]
+from mimi.storage import space
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
@@ -48,6 +50,7 @@ class App:
             print("flash: first boot, wrote {}".format(", ".join(created)))
         tls.configure(list(cert_dirs) + [self.flash.certs_dir])
         self.bus = Bus()
+        self.owner = Owner(self)  # notices for the owner: console and the owners' Telegram chats
         self.memory = Memory(self.flash)
         self.sessions = Sessions(self.flash.sessions_dir)
         self.wifi = WiFi(self.config)
@@ -56,8 +59,11 @@ class App:
         self.channels = {"cli": self.console}
         self.registry = Registry(self)
         self.breaker, self.audit = breaker.setup(self), audit.setup(self)  # [safety] breakers, audit log
+        self.space = space.setup(self, self.audit.folder)  # a full flash gives up old chats, notes, audit days
+        self.policy = policy.setup(self)  # [safety] roles, tool tiers, autonomy levels, confirmations
         self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
                            self.channels, self.wifi.is_up, self.registry)
+        self.budget = budget.setup(self)  # [safety] rate limits, call and token budgets, usage
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
@@ -67,6 +73,7 @@ class App:
         self.telegram = Telegram(self)
         self.onboarding = Onboarding(self)  # the setup access point when no WiFi is saved
         self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
+        watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
         self.registry.load_builtins()

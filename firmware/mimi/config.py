@@ -55,6 +55,21 @@ SETTINGS = (
     ("safety_config", "calls", INT, 3, 0, 1, 1000, "Identical acting tool calls allowed per window"),
     ("safety_config", "window_s", INT, 600, 0, 1, 86400, "Seconds in which repeated identical calls are counted"),
     ("safety_config", "quiet_s", INT, 1800, 0, 1, 86400, "Quiet seconds after which an open circuit breaker closes"),
+    ("tg_config", "roles", TEXT, "", 0, None, None,
+     "Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> <role>)"),
+    ("tool_config", "policy", TEXT, "", 0, None, None,
+     "Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked (tool_policy)"),
+    ("safety_config", "confirm_s", INT, 120, 0, 5, 3600,
+     "Seconds a confirmation question waits for Approve before it counts as Deny"),
+    ("safety_config", "user_per_min", INT, 10, 0, 1, 1000, "Messages one user may send per minute"),
+    ("safety_config", "llm_per_hour", INT, 200, 0, 1, 100000, "LLM calls the device may make per hour"),
+    ("safety_config", "day_tokens", INT, 2000000, 0, 0, 1000000000,
+     "Tokens the device may use per day, all kinds counted (0 = no limit)"),
+    ("llm_config", "watch_model", TEXT, "", 0, None, None,
+     "Model that judges watcher readings (set_watch_model); empty: the main model"),
+    ("safety_config", "watch_evals_min", INT, 6, 0, 1, 600, "Watcher evaluations allowed per minute, all watchers"),
+    ("safety_config", "watch_acts_hour", INT, 10, 0, 1, 1000,
+     "Watcher actions (tool calls and notices) allowed per hour, all watchers"),
 )
 
 

@@ -20,6 +20,8 @@ from esp32_ota import (  # noqa: F401  (the OTA half of the module, re-exported)
 )
 from esp32_ota import flash_dir as _flash_dir  # the flash folder (None: in this process's memory only)
 
+_MCU_TEMPERATURE_C = 41  # a resting ESP32-S3 die; MIMI_SIM_SENSORS scripts another (see machine.py)
+
 ESP_ERR_NVS_NOT_FOUND = 0x1102
 ESP_ERR_NVS_KEY_TOO_LONG = 0x1109
 ESP_ERR_NVS_INVALID_LENGTH = 0x110C
@@ -99,6 +101,14 @@ def _reload():
     _live.clear()
     _live.update(_copy(_committed))
     _boot()
+
+
+def mcu_temperature():
+    """The chip's internal temperature in degrees C (ESP32-S2/S3/C3); scripted through machine.use_sensors."""
+    import machine
+
+    value = machine.scripted("temperature")
+    return _MCU_TEMPERATURE_C if value is None else value
 
 
 def set_flash_dir(path):

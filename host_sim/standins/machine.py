@@ -1,4 +1,11 @@
 # Laptop stand-in for the machine module: reset as an exception, a watchdog that bites, a fixed identity.
+#
+# Scripted sensors (host only): with MIMI_SIM_SENSORS=<file> in the environment, or after
+# use_sensors(<file>), readings come from that JSON file, read again at every reading so a test
+# can change it while the firmware runs: {"adc": {"4": <millivolts>}, "gpio": {"5": 0 or 1},
+# "temperature": <degrees C>} (esp32.mcu_temperature). Pins the file does not name behave as before.
+import json
+import os
 import time
 
 # reset_cause() values of the ESP32 port
@@ -13,6 +20,29 @@ _UNIQUE_ID = b"\x24\x6f\x28\x4d\x49\x4d"  # an Espressif-style MAC; stands for t
 _WDT_TIMEOUT_MS = 5000
 
 _state = {"reset_cause": PWRON_RESET, "freq": _CPU_HZ}
+
+SENSORS_ENV = "MIMI_SIM_SENSORS"
+_sensors = [os.getenv(SENSORS_ENV) or None]  # the scripted readings file, or None
+
+
+def use_sensors(path):
+    """Host only: take scripted readings from this JSON file (None: no scripted readings)."""
+    _sensors[0] = path
+
+
+def scripted(kind, key=None):
+    """Host only: the file's reading for kind ("adc", "gpio", "temperature") and pin, or None."""
+    if _sensors[0] is None:
+        return None
+    try:
+        with open(_sensors[0]) as f:
+            readings = json.load(f)
+    except (OSError, ValueError):  # missing or half-written: as if nothing were scripted
+        return None
+    value = readings.get(kind)
+    if key is not None:
+        value = value.get(str(key)) if isinstance(value, dict) else None
+    return value
 
 
 class ResetRequested(SystemExit):
@@ -76,7 +106,8 @@ class Pin:
 
     def value(self, x=None):
         if x is None:
-            return self._value
+            level = scripted("gpio", self.id) if self.mode != Pin.OUT else None
+            return self._value if level is None else int(bool(level))
         self._value = int(bool(x))
 
     def __call__(self, x=None):
@@ -87,6 +118,33 @@ class Pin:
 
     def off(self):
         self._value = 0
+
+
+class ADC:
+    """An ADC channel on a Pin: reads the scripted millivolts of its pin, else 0 V."""
+
+    ATTN_0DB = 0
+    ATTN_2_5DB = 1
+    ATTN_6DB = 2
+    ATTN_11DB = 3
+    _FULL_SCALE_MV = 3100  # at 11 dB
+
+    def __init__(self, pin, atten=ATTN_0DB):
+        self.pin = pin
+        self.atten = atten
+
+    def _millivolts(self):
+        value = scripted("adc", getattr(self.pin, "id", self.pin))
+        return min(max(int(value or 0), 0), self._FULL_SCALE_MV)
+
+    def read_uv(self):
+        return self._millivolts() * 1000
+
+    def read_u16(self):
+        return self._millivolts() * 65535 // self._FULL_SCALE_MV
+
+    def read(self):
+        return self._millivolts() * 4095 // self._FULL_SCALE_MV
 
 
 class WDTReset(ResetRequested):

@@ -4,11 +4,14 @@ import socket
 import pytest
 
 from host_sim.fake_anthropic import FakeAnthropic
+from host_sim.fake_telegram import FakeTelegram
+from host_sim.fake_web import FakeWeb
 from tests.certs import make_test_ca, server_context
 from tests.e2e.device import Device
 from tests.runtimes import RUNTIMES
 
 API_KEY = "sk-ant-api03-e2e" + "k" * 40 + "SECRETTAIL"
+TG_TOKEN = "123456789:AAE-e2e-telegram-token-SECRETPART"
 
 
 def free_port():
@@ -77,3 +80,28 @@ def tls_fake(tmp_path_factory):
     fake.start()
     yield fake, paths
     fake.stop()
+
+
+@pytest.fixture
+def tg():
+    """A fresh fake Telegram for one test (its bot token is TG_TOKEN)."""
+    fake = FakeTelegram(token=TG_TOKEN)
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="session")
+def web_server():
+    server = FakeWeb()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def web(web_server):
+    """The fake outside web (pages, search and weather APIs), reset around each test."""
+    web_server.reset()
+    yield web_server
+    web_server.reset()

@@ -5,7 +5,8 @@ import time
 
 from host_sim.fake_anthropic import text, tool_use
 from tests.e2e.conftest import API_KEY
-from tests.e2e.test_telegram import OWNER, TOKEN, tg  # noqa: F401  (tg is a fixture)
+from tests.e2e.conftest import TG_TOKEN as TOKEN
+from tests.e2e.test_telegram import OWNER
 
 HEARTBEAT = """# Heartbeat
 

@@ -6,18 +6,10 @@ import pytest
 
 from host_sim.fake_anthropic import text
 from host_sim.fake_telegram import FakeTelegram
-from tests.e2e.conftest import API_KEY
+from tests.e2e.conftest import API_KEY, TG_TOKEN
 
-TOKEN = "123456789:AAE-e2e-telegram-token-SECRETPART"
+TOKEN = TG_TOKEN
 OWNER = 42
-
-
-@pytest.fixture
-def tg():
-    fake = FakeTelegram(token=TOKEN)
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

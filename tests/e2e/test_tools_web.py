@@ -1,23 +1,6 @@
 # The web tools through the firmware: web_fetch, web_search (Brave, Tavily) and get_weather on a fake web.
-import pytest
-
 from host_sim.fake_anthropic import text, tool_use, tool_use_multi
-from host_sim.fake_web import BRAVE_PATH, FORECAST_PATH, GEOCODE_PATH, HUGE_BYTES, TAVILY_PATH, FakeWeb
-
-
-@pytest.fixture(scope="session")
-def web_server():
-    server = FakeWeb()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def web(web_server):
-    web_server.reset()
-    yield web_server
-    web_server.reset()
+from host_sim.fake_web import BRAVE_PATH, FORECAST_PATH, GEOCODE_PATH, HUGE_BYTES, TAVILY_PATH
 
 
 def _results(fake, n):

@@ -553,6 +553,20 @@ def test_cache_control_on_tools_alone_counts(fake):
     assert usage_of(fake, tools=tools)["cache_read_input_tokens"] > 0
 
 
+def test_scripted_usage_replaces_the_approximation_streamed_and_whole(fake):
+    figures = {"input_tokens": 900, "output_tokens": 123, "cache_read_input_tokens": 40}
+    fake.script(text("Counted.", usage=figures), text("Again.", usage=figures))
+    _, _, data, _ = post(fake.url, request_body())
+    events = decoded(data)
+    start = events[0][1]["message"]["usage"]
+    assert (start["input_tokens"], start["cache_read_input_tokens"], start["cache_creation_input_tokens"]) == (
+        900, 40, 0)
+    assert [d["usage"]["output_tokens"] for n, d in events if n == "message_delta"] == [123]
+    _, _, body, _ = post(fake.url, request_body(stream=False))
+    usage = json.loads(body)["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cache_read_input_tokens"]) == (900, 123, 40)
+
+
 # ---- recording, threads, TLS, command line ----
 
 def test_every_request_is_recorded_rejected_ones_too(fake):

@@ -414,3 +414,39 @@ def test_callback_queries_are_answered_once(fake):
                                       "show_alert": False}]
     assert api(fake, "answerCallbackQuery", callback_query_id=query_id) == too_old
     assert api(fake, "answerCallbackQuery", callback_query_id="nope") == too_old
+
+
+# ---- group chats: mentions and replies, as Telegram shapes them ----
+
+def test_mentions_and_commands_become_entities_counted_in_utf16_units(fake):
+    fake.user_message(42, "\U0001F600 hi @mimi_test_bot and @b", chat_id=-100555)
+    fake.user_message(42, "/new@mimi_test_bot now", chat_id=-100555)
+    fake.user_message(42, "mail me at a@example.com", chat_id=-100555)
+    first, second, third = [u["message"] for u in api(fake, "getUpdates")[1]["result"]]
+    assert first["chat"]["type"] == "supergroup" and first["chat"]["id"] == -100555
+    # the emoji is two UTF-16 units; "@b" is too short to be a username
+    assert first["entities"] == [{"offset": 6, "length": 14, "type": "mention"}]
+    assert second["entities"] == [{"offset": 0, "length": 18, "type": "bot_command"}]
+    assert "entities" not in third
+
+
+def test_a_reply_carries_the_message_it_answers_one_level_deep(fake):
+    fake.add_chat(-5, "Family")
+    status, sent = api(fake, "sendMessage", chat_id=-5, text="I am the bot")
+    bot_message = sent["result"]["message_id"]
+    fake.user_message(7, "thanks", chat_id=-5, reply_to=bot_message)
+    update = api(fake, "getUpdates")[1]["result"][0]["message"]
+    assert update["chat"] == {"id": -5, "type": "group", "title": "Family"}
+    replied = update["reply_to_message"]
+    assert replied["message_id"] == bot_message and replied["text"] == "I am the bot"
+    assert replied["from"]["is_bot"] is True and replied["from"]["username"] == fake.bot_username
+    fake.user_message(7, "again", chat_id=-5, reply_to=update["message_id"])
+    nested = api(fake, "getUpdates", offset=update_id_after(fake))[1]["result"][-1]["message"]
+    assert nested["reply_to_message"]["message_id"] == update["message_id"]
+    assert "reply_to_message" not in nested["reply_to_message"]
+    with pytest.raises(ValueError):
+        fake.user_message(7, "to nothing", chat_id=-5, reply_to=999)
+
+
+def update_id_after(fake):
+    return api(fake, "getUpdates")[1]["result"][0]["update_id"] + 1

@@ -130,3 +130,36 @@ def test_silent_server_times_out():
 
     reply = [b"", b"HTTP/1.1 200 OK\r\n\r\n"]
     assert "timed out" in str(raises(http.HTTPError, _exchange, reply, fn, delay=1.0))
+
+
+def test_slow_first_byte_has_its_own_limit():
+    async def fn(url):
+        await http.request("GET", url, read_timeout=5, first_byte_s=0.3)
+
+    reply = [b"", b"HTTP/1.1 200 OK\r\n\r\n"]
+    assert "timed out reading from 127.0.0.1 after 0.3 s" in str(raises(http.HTTPError, _exchange, reply, fn, delay=1.0))
+
+
+def test_a_trickling_response_is_cut_at_the_whole_request_deadline():
+    # Each byte arrives well within the idle limit, but the body never ends: the deadline ends the exchange.
+    got = []
+
+    async def fn(url):
+        response = await http.request("GET", url, read_timeout=5, deadline_s=0.8)
+        while True:
+            data = await response.read_some()
+            if not data:
+                return
+            got.append(data)
+
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"] + [b"x"] * 30
+    exc = raises(http.HTTPError, _exchange, reply, fn, delay=0.1)
+    assert "127.0.0.1 took longer than the whole-request limit of 0.8 s" in str(exc)
+    assert 0 < len(b"".join(got)) < 30  # cut while the server was still trickling
+
+
+def test_every_limit_is_a_named_constant():
+    limits = (http.CONNECT_TIMEOUT_S, http.TLS_HANDSHAKE_TIMEOUT_S, http.FIRST_BYTE_TIMEOUT_S,
+              http.READ_TIMEOUT_S, http.DEADLINE_S)
+    assert all(isinstance(n, int) and n > 0 for n in limits)
+    assert http.DEADLINE_S > http.CONNECT_TIMEOUT_S + http.TLS_HANDSHAKE_TIMEOUT_S

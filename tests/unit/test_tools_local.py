@@ -130,7 +130,11 @@ def test_links_are_not_followed_where_the_filesystem_has_them():
 
 
 def test_sessions_are_readable_but_not_writable():
+    from mimi.tools import registry
+
     app = _app()
+    registry.current.clear()
+    registry.current.update({"channel": "cli", "chat_id": "console", "meta": None})  # the owner
     try:
         app.sessions.append("telegram", 42, "user", "hello there")
         names = _list("sessions").split("\n")
@@ -142,7 +146,14 @@ def test_sessions_are_readable_but_not_writable():
         err = raises(ToolError, _edit, "sessions/" + name, "hello", "bye")
         assert "read-only" in str(err)
         assert "hello there" in read(app.flash.sessions_dir + "/" + name)
+        # Anyone but the owner is refused everyone's chat histories, listing included.
+        registry.current.update({"channel": "telegram", "chat_id": "7", "meta": {"user_id": 7, "role": "operator"}})
+        err = raises(ToolError, _read, "sessions/" + name)
+        assert "only the owner may read conversations (sessions/)" in str(err)
+        assert "only the owner" in str(raises(ToolError, _list, "sessions"))
+        assert "memory/" in _list("")  # the rest is as before
     finally:
+        registry.current.clear()
         _done(app)
 
 

@@ -24,6 +24,30 @@ class Agent:
         self.failures = 0
         self.tool_calls = 0
         self.busy_with = None
+        # Turn gates (budgets, rate limits): async admit(message) -> refusal text or None, at the start of a turn;
+        # check_call(message) -> refusal or None before every Claude call; spent(message, result) after each.
+        self.gates = []
+
+    async def _admit(self, message):
+        for gate in self.gates:
+            refusal = await gate.admit(message)
+            if refusal:
+                return refusal
+        return None
+
+    def _check_call(self, message):
+        for gate in self.gates:
+            refusal = gate.check_call(message)
+            if refusal:
+                return refusal
+        return None
+
+    def _spent(self, message, result):
+        for gate in self.gates:
+            try:
+                gate.spent(message, result)
+            except Exception as exc:  # bookkeeping must never cost the user the reply
+                print("agent: gate bookkeeping failed: {}".format(exc))
 
     async def run(self):
         while True:
@@ -50,6 +74,10 @@ class Agent:
         if not self.network_up():
             await self._reply(message, "No network: WiFi is not connected. Set it with: wifi_set <ssid> <password>", "error")
             return
+        refusal = await self._admit(message)
+        if refusal:
+            await self._reply(message, refusal, "refused")
+            return
         streaming = channel is not None and hasattr(channel, "on_delta")
         shown = [False]  # has any text reached the channel yet (rounds are separated by a blank line)
         fresh_round = [False]
@@ -74,13 +102,24 @@ class Agent:
         system = self.context.system_blocks(now)
         tools = self.registry.definitions() if self.registry is not None and self.registry.tools else None
         texts = []
+        meta = message.meta if isinstance(message.meta, dict) else {}
+        model = meta.get("model")  # a watcher's turn may name a smaller model
+        result = None
         try:
             for round_no in range(MAX_TOOL_ROUNDS + 1):
                 last = round_no == MAX_TOOL_ROUNDS
                 fresh_round[0] = True
+                refusal = self._check_call(message)
+                if refusal:
+                    texts.append(refusal)
+                    if streaming:  # the text so far was shown: show why the turn stops here too
+                        await on_delta(refusal)
+                    break
                 result = await self.claude.stream(
-                    system, messages, tools, on_delta if streaming else None, "none" if last and tools else None
+                    system, messages, tools, on_delta if streaming else None, "none" if last and tools else None,
+                    model,
                 )
+                self._spent(message, result)
                 if result.text.strip():
                     texts.append(result.text.strip())
                 calls = result.tool_calls
@@ -94,7 +133,7 @@ class Agent:
             return
         del messages, system
         reply = _ROUND_BREAK.join(texts) or "(Claude sent an empty reply.)"
-        if result.stop_reason == "max_tokens":
+        if result is not None and result.stop_reason == "max_tokens":
             reply += MAX_TOKENS_NOTE
         self._save(session, message, reply, now)
         self.turns += 1

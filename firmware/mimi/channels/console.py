@@ -3,11 +3,14 @@ import asyncio
 
 from mimi import platform
 from mimi.bus.message import Message
+from mimi.bus.queue import Queue
 from mimi.channels.commands import SECRET_COMMANDS, Commands
 from mimi.platform import const
+from mimi.safety import confirm
 
 PROMPT = "mimi> "
 LINE_MAX = const(1024)  # longest console line accepted
+LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
 REPLY_TIMEOUT_S = const(600)
 _BACKSPACES = (8, 127)
@@ -23,6 +26,8 @@ class Console:
         self._reply_done = asyncio.Event()
         self._streaming = False
         self._last_cr = False
+        self._lines = Queue(LINES_WAITING)
+        self._questions = []  # open confirmation questions; the next line typed answers the oldest
 
     # -- the cli channel --
     async def on_start(self, chat_id):
@@ -34,8 +39,16 @@ class Console:
             platform.console_write("mimi: ")
         platform.console_write(text)
 
+    def note(self, line):
+        """A line of its own, even while a reply is streaming (the reply goes on after it)."""
+        platform.console_write("{}{}\n".format("\n" if self._streaming else "", line))
+        self._streaming = False
+
     async def send(self, message):
         meta = message.meta or {}
+        if meta.get("kind") in ("report", "notice"):  # beside a reply: its own line, the reply goes on after
+            self.note("{}: {}".format(meta["kind"], message.content))
+            return
         if meta.get("kind") == "error":
             if self._streaming:
                 platform.console_write("\n")
@@ -57,8 +70,54 @@ class Console:
         except asyncio.TimeoutError:
             platform.console_write("error: no reply within {} s\n".format(REPLY_TIMEOUT_S))
 
+    async def confirm(self, question, seconds):
+        """Ask a yes/no question; the next line typed answers it (no answer in time: no)."""
+        platform.console_write("\nconfirm: {} [y/n] ".format(question.text()))
+        self._questions.append(question)
+        try:
+            outcome = await question.wait(seconds)
+        finally:
+            self._questions.remove(question)
+        platform.console_write("confirm: {} {}\n".format(question.tool, confirm.OUTCOME_SHOWN[outcome]))
+        return outcome
+
+    def _answers(self, text):
+        """True when the line answered an open question instead of being a command."""
+        if not self._questions:
+            return False
+        answer = confirm.parse_answer(text)
+        if answer is None:
+            platform.console_write("please answer y or n: ")
+            return True
+        self._questions[0].settle(confirm.APPROVED if answer else confirm.DENIED)
+        return True
+
+    async def _execute_lines(self, editor):
+        # Commands run one at a time, apart from the line editor, so a running chat can still be asked a question.
+        while True:
+            text = await self._lines.get()
+            try:
+                await self.commands.execute(text)
+            except Exception as exc:  # one broken command never takes the console down
+                platform.console_write("error: {}: {}\n".format(exc.__class__.__name__, exc))
+            except BaseException as exc:  # a reset: the editor raises it, once it no longer waits on stdin
+                self._reset = exc
+                editor.cancel()
+                return
+            platform.console_write(PROMPT)
+
     # -- the line editor --
     async def run(self):
+        self._reset = None
+        self._executor = asyncio.create_task(self._execute_lines(asyncio.current_task()))
+        try:
+            await self._edit_lines()
+        except asyncio.CancelledError:
+            if self._reset is not None:
+                raise self._reset
+            raise
+
+    async def _edit_lines(self):
         reader = await platform.console_reader()
         platform.console_write(PROMPT)
         line = bytearray()
@@ -77,8 +136,8 @@ class Console:
                     platform.console_write("\r\n")
                 text = bytes(line).decode("utf-8", "replace") if line else ""
                 line = bytearray()
-                await self.commands.execute(text)
-                platform.console_write(PROMPT)
+                if not self._answers(text):
+                    await self._lines.put(text)
             elif code in _BACKSPACES:
                 if line:
                     while line and (line[-1] & 0xC0) == 0x80:  # drop a whole UTF-8 character

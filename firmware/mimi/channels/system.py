@@ -100,6 +100,9 @@ class SystemChannel:
             if kind != "error" and is_heartbeat_ok(message.content):
                 self.silenced += 1
                 return
+            if kind == "refused":  # a budget or rate stop: the owner has been told once; no repeats per job
+                print("{}: not run: {}".format(source, message.content))
+                return
             if kind == "error" and request.get("quiet_errors"):
                 print("{}: the turn failed: {}".format(source, message.content))
                 return

@@ -22,7 +22,16 @@ def valid_chat_id(chat_id):
 
 
 def parse(data):
-    """(chat_id or None, content) from one client frame; BadFrame says what is wrong with it."""
+    """(chat_id or None, content) from one message frame; BadFrame says what is wrong with it."""
+    kind, chat_id, content = parse_frame(data)
+    if kind != "message":
+        raise BadFrame('expected a "message" frame')
+    return chat_id, content
+
+
+def parse_frame(data):
+    """("message", chat_id or None, content) or ("confirm", question id, approve: bool) from one client
+    frame; BadFrame says what is wrong with it."""
     if not isinstance(data, str):
         raise BadFrame("send text frames holding JSON, not binary frames")
     try:
@@ -32,16 +41,21 @@ def parse(data):
     if not isinstance(obj, dict):
         raise BadFrame('expected a JSON object like {"type":"message","content":"..."}')
     kind = obj.get("type")
+    if kind == "confirm":
+        qid, approve = obj.get("id"), obj.get("approve")
+        if not isinstance(qid, str) or not isinstance(approve, bool):
+            raise BadFrame('a confirm frame needs an id and "approve": true or false')
+        return "confirm", qid, approve
     if kind != "message":
         shown = str(kind)[:_TYPE_SHOWN_MAX] if kind is not None else "(none)"
-        raise BadFrame('unknown type {}; the only type a client sends is "message"'.format(shown))
+        raise BadFrame('unknown type {}; a client sends "message" (or "confirm" to answer a question)'.format(shown))
     content = obj.get("content")
     if not isinstance(content, str) or not content.strip():
         raise BadFrame("a message needs text in content")
     chat_id = obj.get("chat_id")
     if chat_id is not None and not valid_chat_id(chat_id):
         raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))
-    return chat_id, content
+    return "message", chat_id, content
 
 
 def hello(chat_id):
@@ -62,3 +76,23 @@ def response(chat_id, text):
 
 def error(chat_id, reason):
     return json.dumps({"type": "error", "error": reason, "chat_id": chat_id})
+
+
+def notice(chat_id, text):
+    """A line beside the reply (e.g. "I ran gpio_write ..."); the reply itself still follows."""
+    return json.dumps({"type": "notice", "content": text, "chat_id": chat_id})
+
+
+def confirm(chat_id, question):
+    """Ask the client to approve a tool call; it answers {"type":"confirm","id":...,"approve":true|false}."""
+    try:
+        shown = json.loads(question.input_text)  # the input as sent, secrets masked
+    except ValueError:  # cut short: the text as it is
+        shown = question.input_text
+    return json.dumps({"type": "confirm", "id": question.id, "tool": question.tool, "input": shown,
+                       "text": question.text(), "chat_id": chat_id})
+
+
+def confirmed(chat_id, question_id, outcome):
+    """The question is closed: outcome is "approved", "denied" or "timed out"."""
+    return json.dumps({"type": "confirmed", "id": question_id, "outcome": outcome, "chat_id": chat_id})

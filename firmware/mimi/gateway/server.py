@@ -10,6 +10,7 @@ from mimi.gateway import auth, protocol
 from mimi.gateway.web import Web
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const
+from mimi.safety import confirm
 
 CHANNEL = "websocket"
 CLIENTS_MAX = const(4)
@@ -125,9 +126,12 @@ class Gateway:
 
     async def _on_frame(self, client, data):
         try:
-            chat_id, content = protocol.parse(data)
+            kind, chat_id, content = protocol.parse_frame(data)
         except protocol.BadFrame as exc:
             await self._deliver(client, protocol.error(client.chat_id, str(exc)))
+            return
+        if kind == "confirm":
+            await self._on_answer(client, chat_id, content)
             return
         if chat_id is not None:
             client.chat_id = chat_id  # the client's chat from now on
@@ -141,6 +145,25 @@ class Gateway:
             if not self._clients_of(chat_id) and not self.app.sessions.exists(CHANNEL, chat_id):
                 return chat_id
 
+    # -- confirmation questions (safety/policy.py asks, a confirm frame answers) --
+    async def confirm(self, question, seconds):
+        """Send a confirm frame to the chat's clients; the first answer counts; then a confirmed frame."""
+        if not await self._to_chat(question.chat_id, protocol.confirm(question.chat_id, question)):
+            return confirm.DENIED  # nobody there to ask
+        outcome = await question.wait(seconds)
+        await self._to_chat(question.chat_id, protocol.confirmed(question.chat_id, question.id, outcome))
+        return outcome
+
+    async def _on_answer(self, client, qid, approve):
+        policy = getattr(self.app, "policy", None)
+        question = policy.questions.get(qid) if policy is not None else None
+        if question is None or question.outcome is not None or question.channel != CHANNEL \
+                or question.chat_id != client.chat_id:
+            await self._deliver(client, protocol.notice(client.chat_id, "That question is no longer open "
+                                                        "(already answered or expired)."))
+            return
+        question.settle(confirm.APPROVED if approve else confirm.DENIED)
+
     # -- the websocket channel --
     async def on_delta(self, chat_id, text):
         await self._to_chat(chat_id, protocol.token(chat_id, text))
@@ -150,7 +173,9 @@ class Gateway:
 
     async def send(self, message):
         meta = message.meta or {}
-        if meta.get("kind") == "error":
+        if meta.get("kind") in ("report", "notice"):
+            frame = protocol.notice(message.chat_id, message.content)
+        elif meta.get("kind") == "error":
             frame = protocol.error(message.chat_id, message.content)
         else:
             frame = protocol.response(message.chat_id, message.content)

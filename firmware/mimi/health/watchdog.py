@@ -118,10 +118,17 @@ class Health:
 
 
 def configure(text):
-    """Host runner (--health): 'wdt_ms=2000,turn_s=3,healthy_s=5' sets the limits above."""
-    names = {"wdt_ms": "wdt_timeout_ms", "turn_s": "turn_limit_s", "healthy_s": "healthy_after_s"}
+    """Host runner (--health): 'wdt_ms=2000,turn_s=3,healthy_s=5,claude_idle_s=2' shortens limits for tests."""
+    from mimi.llm.claude import Claude
+    from mimi.telegram.poller import Poller
+
+    names = {"wdt_ms": (Health, "wdt_timeout_ms"), "turn_s": (Health, "turn_limit_s"),
+             "healthy_s": (Health, "healthy_after_s"), "claude_first_byte_s": (Claude, "first_byte_s"),
+             "claude_idle_s": (Claude, "idle_s"), "claude_deadline_s": (Claude, "deadline_s"),
+             "tg_poll_s": (Poller, "poll_s"), "tg_grace_s": (Poller, "grace_s")}
     for item in text.split(","):
         key, _, value = item.partition("=")
         if key.strip() not in names:
             raise ValueError("unknown health limit '{}' (known: {})".format(key, ", ".join(names)))
-        setattr(Health, names[key.strip()], int(value))
+        owner, attr = names[key.strip()]
+        setattr(owner, attr, int(value))

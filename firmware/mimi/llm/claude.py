@@ -14,7 +14,9 @@ MAX_ATTEMPTS = const(4)  # one try plus three retries
 BACKOFF_FIRST_MS = const(500)
 BACKOFF_MAX_MS = const(8000)
 RETRY_AFTER_MAX_S = const(60)
-STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long: the stream is dead
+FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
+STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
+STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
 SSE_LINE_MAX = const(16384)
 ERROR_BODY_MAX = const(8192)
 _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
@@ -69,20 +71,26 @@ def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
 class Claude:
     """Reads key, model, endpoint and max_tokens from the config at every call: settings apply at once."""
 
+    # The limits of one call, as class attributes so the host runner's --limits option can shorten them.
+    first_byte_s = FIRST_BYTE_TIMEOUT_S
+    idle_s = STREAM_IDLE_TIMEOUT_S
+    deadline_s = STREAM_DEADLINE_S
+
     def __init__(self, config):
         self.config = config
         self.last_usage = None
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None):
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 
-        `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use.
+        `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use;
+        `model` overrides the configured model for this call.
         Raises ClaudeError with a message for the user."""
         cfg = self.config
         api_key = cfg.get("llm_config", "api_key")
         if not api_key:
             raise ClaudeError("no_api_key", "No Anthropic API key is set. Set one with: set_api_key <key>")
-        model = cfg.get("llm_config", "model")
+        model = model or cfg.get("llm_config", "model")
         url = cfg.get("llm_config", "api_base").rstrip("/") + "/v1/messages"
         headers = {
             "x-api-key": api_key,
@@ -112,7 +120,8 @@ class Claude:
 
     async def _attempt(self, url, headers, body, model, on_delta, streamed):
         try:
-            response = await http.request("POST", url, headers, body, STREAM_IDLE_TIMEOUT_S)
+            response = await http.request("POST", url, headers, body, self.idle_s, self.first_byte_s,
+                                          self.deadline_s)
         except http.TLSError as exc:
             raise ClaudeError("tls", "Cannot reach the Anthropic API: {}. {}".format(exc, _TLS_HINT))
         except http.HTTPError as exc:
@@ -139,6 +148,8 @@ class Claude:
             return assembler
         except StreamError as exc:
             raise from_stream_error(exc)
+        except http.LineTooLong as exc:  # a proxy's or a broken stream's doing: worth another try before text
+            raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc), True)
         except http.HTTPError as exc:
             raise ClaudeError("cut", _CUT_MESSAGE.format(exc), True)
         except ValueError as exc:  # an SSE event over its cap, or bad bytes

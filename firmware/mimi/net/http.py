@@ -1,14 +1,20 @@
 # A small streaming HTTP/1.1 client on asyncio streams: TLS verified, bounded lines, every wait timed out.
 import asyncio
 
+from mimi import platform
 from mimi.net import ntp, tls
 from mimi.platform import const
 
-CONNECT_TIMEOUT_S = const(15)  # TCP connect plus TLS handshake
-READ_TIMEOUT_S = const(60)  # longest silence between two reads of a response
+# Every wait of an exchange has a limit; none can hold the event loop's other tasks, and none is endless.
+CONNECT_TIMEOUT_S = const(10)  # name lookup and TCP connect
+TLS_HANDSHAKE_TIMEOUT_S = const(15)  # the TLS handshake (on MicroPython it happens with the first bytes sent)
+FIRST_BYTE_TIMEOUT_S = const(60)  # request sent -> status line (a long poll passes its own, longer one)
+READ_TIMEOUT_S = const(60)  # longest silence between two reads of a response (idle stream)
+DEADLINE_S = const(120)  # the whole exchange, connect to last byte (a long stream passes its own)
 HEADER_LINE_MAX = const(2048)
 HEADERS_MAX = const(48)
 LINE_MAX = const(16384)  # longest body line the line reader returns
+SEND_CHUNK = const(2048)  # request bytes gathered into one write (fewer, fuller TCP segments)
 _READ_CHUNK = const(512)
 
 
@@ -22,6 +28,11 @@ class LineTooLong(HTTPError):
 
 class TLSError(HTTPError):
     """The server's certificate was not trusted: retrying will not help."""
+
+
+class NotSent(HTTPError):
+    """The request never completely left the device (no connection, or it broke while sending): the server
+    cannot have acted on it, so sending it again is safe even for calls that are not idempotent."""
 
 
 def split_url(url):
@@ -50,17 +61,20 @@ async def _timed(awaitable, seconds, what):
     try:
         return await asyncio.wait_for(awaitable, seconds)
     except asyncio.TimeoutError:
-        raise HTTPError("timed out {} after {} s".format(what, seconds))
+        shown = int(seconds) if seconds == int(seconds) else round(seconds, 1)
+        raise HTTPError("timed out {} after {} s".format(what, shown))
 
 
 class Response:
     """Status and headers, then the body streamed through read_some/readline/read."""
 
-    def __init__(self, reader, writer, host, read_timeout):
+    def __init__(self, reader, writer, host, read_timeout, deadline_ms, deadline_s=DEADLINE_S):
         self._reader = reader
         self._writer = writer
         self._host = host
         self._timeout = read_timeout
+        self._deadline_ms = deadline_ms  # ticks_ms by which the whole exchange must be over
+        self._deadline_s = deadline_s
         self._buf = b""  # raw bytes received and not yet consumed
         self._eof = False
         self._chunked = False
@@ -74,12 +88,23 @@ class Response:
     async def _fill(self):
         if self._eof:
             return False
-        data = await _timed(self._reader.read(_READ_CHUNK), self._timeout, "reading from " + self._host)
+        try:
+            data = await _timed(self._reader.read(_READ_CHUNK), self._wait_s(self._timeout), "reading from " + self._host)
+        except HTTPError:
+            self._wait_s(0)  # the deadline cut the wait short: say so
+            raise
         if not data:
             self._eof = True
             return False
         self._buf += data
         return True
+
+    def _wait_s(self, limit_s):
+        """limit_s, or less when the whole-exchange deadline comes first; HTTPError once it has passed."""
+        left_ms = platform.ticks_diff(self._deadline_ms, platform.ticks_ms())
+        if left_ms <= 0:
+            raise HTTPError("{} took longer than the whole-request limit of {} s".format(self._host, self._deadline_s))
+        return min(limit_s, left_ms / 1000)
 
     async def _raw_line(self, limit):
         while True:
@@ -190,10 +215,13 @@ class Response:
             pass
 
 
-async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOUT_S):
+async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOUT_S, first_byte_s=None,
+                  deadline_s=DEADLINE_S):
     """Send one request (Connection: close) and return the Response once its headers arrived.
 
-    `body` is bytes or a list of bytes pieces (written one by one, never joined)."""
+    `body` is bytes or a list of bytes pieces (written one by one, never joined). Limits: connect (+ TLS
+    handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
+    after it, `deadline_s` for the whole exchange including the body read later from the Response."""
     tls_on, host, port, path = split_url(url)
     if tls_on and not ntp.synced():  # a 2000-01-01 clock makes every certificate look invalid
         raise HTTPError(ntp.NOT_SET_TEXT.format(host))
@@ -201,47 +229,69 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
     length = 0
     for piece in pieces:
         length += len(piece)
+    deadline_ms = platform.ticks_add(platform.ticks_ms(), int(deadline_s * 1000))
     try:
-        if tls_on:
+        if tls_on:  # CPython shakes hands inside open_connection, MicroPython with the first bytes sent
             connecting = asyncio.open_connection(host, port, ssl=tls.context(), server_hostname=host)
+            limit = CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S
         else:
             connecting = asyncio.open_connection(host, port)
-        reader, writer = await _timed(connecting, CONNECT_TIMEOUT_S, "connecting to " + host)
-    except HTTPError:
-        raise
+            limit = CONNECT_TIMEOUT_S
+        reader, writer = await _timed(connecting, min(limit, deadline_s), "connecting to " + host)
+    except HTTPError as exc:
+        raise NotSent(str(exc))
     except (OSError, ValueError) as exc:
         raise _connect_error(exc, host, port)
-    response = Response(reader, writer, host, read_timeout)
+    response = Response(reader, writer, host, first_byte_s or read_timeout, deadline_ms, deadline_s)
+    sending = TLS_HANDSHAKE_TIMEOUT_S + read_timeout if tls_on else read_timeout
+    sent = False
     try:
+        platform.tcp_nodelay(writer)  # a request written in pieces must not wait for delayed ACKs
         head = "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n".format(
             method, path, host, length
         )
-        writer.write(head.encode())
         for name in headers or ():
-            writer.write("{}: {}\r\n".format(name, headers[name]).encode())
-        writer.write(b"\r\n")
+            head += "{}: {}\r\n".format(name, headers[name])
+        out = bytearray((head + "\r\n").encode())  # small pieces leave together, SEND_CHUNK at a time
+        del head
         for piece in pieces:
-            writer.write(piece)
-            await _timed(writer.drain(), read_timeout, "sending to " + host)
-        await _timed(writer.drain(), read_timeout, "sending to " + host)
-        await response._read_head()
+            if len(out) + len(piece) > SEND_CHUNK:
+                await _send(writer, out, response._wait_s(sending), host)
+                out = bytearray()
+            if len(piece) > SEND_CHUNK:
+                await _send(writer, piece, response._wait_s(sending), host)
+            else:
+                out += piece
+        await _send(writer, out, response._wait_s(sending), host)
+        sent = True
+        await response._read_head()  # the first-byte limit
+        response._timeout = read_timeout  # from here on: the idle limit
     except BaseException as exc:
         await response.aclose()
         if isinstance(exc, (OSError, ValueError)) and not isinstance(exc, HTTPError):
-            raise _connect_error(exc, host, port)  # MicroPython: TLS fails at first use
+            raise _connect_error(exc, host, port, sent)  # MicroPython: TLS fails at first use
+        if not sent and isinstance(exc, HTTPError) and not isinstance(exc, (TLSError, NotSent)):
+            raise NotSent(str(exc))
         raise
     return response
+
+
+async def _send(writer, data, seconds, host):
+    if data:
+        writer.write(data)
+        await _timed(writer.drain(), seconds, "sending to " + host)
 
 
 _ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
 
 
-def _connect_error(exc, host, port):
+def _connect_error(exc, host, port, sent=False):
     text = str(exc).strip()
     # MicroPython reports certificate failures as ValueError, CPython as ssl.SSLError (an OSError).
     if isinstance(exc, ValueError) or "CERTIFICATE" in text.upper():
         return TLSError("the TLS certificate of {} is not trusted ({})".format(host, text))
-    return HTTPError("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
+    kind = HTTPError if sent else NotSent
+    return kind("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
 
 
 def _os_reason(exc):

@@ -5,7 +5,7 @@ import json
 import os
 
 from mimi.net import http
-from mimi.ota.image import READ_TIMEOUT_S, UpdateError, check_hash, check_https
+from mimi.ota.image import DOWNLOAD_DEADLINE_S, READ_TIMEOUT_S, UpdateError, check_hash, check_https
 from mimi.platform import const
 from mimi.storage import files
 
@@ -27,7 +27,7 @@ def base_of(url):
 
 
 async def _get(url):
-    return await http.request("GET", url, None, None, READ_TIMEOUT_S)
+    return await http.request("GET", url, None, None, READ_TIMEOUT_S, None, DOWNLOAD_DEADLINE_S)
 
 
 def check_path(path):

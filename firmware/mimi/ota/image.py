@@ -10,6 +10,7 @@ BLOCK_SIZE = const(4096)  # what writeblocks() erases and writes at once
 HASH_HEX_LEN = const(64)  # a SHA-256 in hex
 HASH_FILE_MAX = const(256)  # a <image>.sha256 file: the hash, maybe a file name after it
 READ_TIMEOUT_S = const(30)  # longest silence while downloading
+DOWNLOAD_DEADLINE_S = const(900)  # a whole image, however slow the link; longer is reported and retried later
 PROGRESS_STEP = const(262144)  # a progress line every 256 KB
 _IMAGE_MAGIC = const(0xE9)  # the first byte of every ESP32 app image
 
@@ -85,7 +86,7 @@ async def install(url, expected, target=None, progress=None):
     check_https(url)
     expected = check_hash(expected)
     target = target or next_slot()
-    resp = await http.request("GET", url, None, None, READ_TIMEOUT_S)
+    resp = await http.request("GET", url, None, None, READ_TIMEOUT_S, None, DOWNLOAD_DEADLINE_S)
     try:
         if resp.status != 200:
             raise UpdateError("the server answered HTTP {} for {}".format(resp.status, url))

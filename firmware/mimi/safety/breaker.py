@@ -127,6 +127,6 @@ def _minutes(seconds):
 
 def setup(app):
     """Create the breaker and put it in front of every tool call the registry runs."""
-    breaker = Breaker(app.config)
+    breaker = Breaker(app.config, tell=app.owner.tell)
     app.registry.guards.append(breaker)
     return breaker

@@ -175,7 +175,11 @@ def write_atomic(path, data):
     the old or the new file complete. Any error removes the temporary file and is raised.
     """
     tmp = path + TMP_SUFFIX
-    f = open(tmp, "wb")  # truncates a stale .tmp left by a power cut
+    try:
+        f = open(tmp, "wb")  # truncates a stale .tmp left by a power cut
+    except OSError:
+        _discard(tmp)  # a full flash may still have created it
+        raise
     try:
         if isinstance(data, (str, bytes, bytearray)):
             f.write(_as_bytes(data))
@@ -185,17 +189,28 @@ def write_atomic(path, data):
         _sync(f)
         f.close()
     except BaseException:
-        f.close()
-        remove(tmp)
+        try:
+            f.close()  # a full flash may refuse the commit again: the file is closed all the same
+        except OSError:
+            pass
+        _discard(tmp)
         raise
     try:
         os.rename(tmp, path)  # replaces the target on LittleFS and POSIX
     except OSError as exc:
         if exc.args[0] != _EEXIST or not exists(path):
-            remove(tmp)
+            _discard(tmp)
             raise
         os.remove(path)  # a filesystem whose rename refuses to replace the target
         os.rename(tmp, path)
+
+
+def _discard(tmp):
+    # Best effort: the error being raised matters more than a leftover .tmp (the next write truncates it).
+    try:
+        remove(tmp)
+    except OSError:
+        pass
 
 
 def remove_stale_tmp(path):

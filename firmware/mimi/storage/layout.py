@@ -44,6 +44,7 @@ Long-term notes about my owner, one per line.
 """
 
 _DATE_LEN = const(10)  # YYYY-MM-DD
+ENOSPC = const(28)
 
 
 def check_date(date_str):
@@ -92,8 +93,12 @@ class Flash:
 
         A file that exists is never touched, even when empty: the owner may have emptied it.
         """
+        from mimi.storage import space
+
+        # A flash full at boot must not stop the device: old conversations make room, else it goes without.
+        policy = space.Space(self)
         for folder in self.folders():
-            files.makedirs(folder)
+            _full_is_not_fatal(policy, "the folder " + folder, files.makedirs, folder)
         created = []
         for path, text in (
             (self.soul_path, DEFAULT_SOUL),
@@ -102,6 +107,16 @@ class Flash:
         ):
             files.remove_stale_tmp(path)
             if not files.exists(path):
-                files.write_atomic(path, text)
-                created.append(path)
+                if _full_is_not_fatal(policy, path, files.write_atomic, path, text):
+                    created.append(path)
         return created
+
+
+def _full_is_not_fatal(policy, what, fn, *args):
+    try:
+        policy.guarded(lambda: fn(*args), what)
+        return True
+    except OSError as exc:
+        if exc.args[0] != ENOSPC:
+            raise
+        return False

@@ -1,6 +1,6 @@
 # Long-term memory (MEMORY.md) and daily notes (memory/daily/YYYY-MM-DD.md), with caps and search.
 from mimi.platform import const
-from mimi.storage import files
+from mimi.storage import files, space
 from mimi.storage.layout import check_date
 
 MEMORY_MAX_BYTES = const(16 * 1024)  # MEMORY.md goes into every prompt: keep it small
@@ -30,7 +30,8 @@ class Memory:
                     len(data), MEMORY_MAX_BYTES
                 )
             )
-        files.write_atomic(self.flash.memory_path, data)
+        path = self.flash.memory_path
+        space.guarded(lambda: files.write_atomic(path, data), "MEMORY.md", (path,))
 
     def append(self, line, date_str):
         """Add "- [YYYY-MM-DD] line" to MEMORY.md; returns the entry written."""
@@ -119,4 +120,4 @@ def _append_capped(path, text, cap, what):
         raise ValueError(
             "{} is full ({} byte limit): rewrite it shorter before adding more".format(what, cap)
         )
-    files.append_line(path, text)
+    space.guarded(lambda: files.append_line(path, text), what, (path,))

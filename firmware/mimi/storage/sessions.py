@@ -3,7 +3,7 @@ import json
 
 from mimi import platform
 from mimi.platform import const
-from mimi.storage import files
+from mimi.storage import files, space
 
 SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
 HISTORY_LIMIT = const(20)  # messages handed to the model by default
@@ -148,10 +148,11 @@ class Sessions:
             files.makedirs(self.dir)  # first message of this chat: make sure the folder is there
         elif not files.ends_with_newline(path):
             line = "\n" + line  # never glue a message to a line torn by a power cut
-        files.append_line(path, line)
+        what = "the conversation " + self.file_name(channel, chat_id)[: -len(SUFFIX)]
+        space.guarded(lambda: files.append_line(path, line), what, (path,))
         total = files.size(path)
-        if total > self.max_bytes:
-            self._trim(path, total)
+        if total > self.max_bytes:  # the trim is guarded apart: a retried append would add the line twice
+            space.guarded(lambda: self._trim(path, files.size(path)), what, (path,))
 
     def _keep_from(self, path, total):
         """Offset of the first line starting at or after total - max_bytes // 2."""
@@ -230,6 +231,23 @@ class Sessions:
             lines = _count_lines(path) if size <= _COUNT_MAX_BYTES else None
             out.append((name[: -len(SUFFIX)], size, lines))
         return out
+
+
+def last_ts(path):
+    """The "ts" of a session file's newest valid message, 0 when it has none."""
+    end = files.size(path)
+    if end <= 0:
+        return 0
+    with open(path, "rb") as f:
+        for line in _lines_backward(f, end):
+            if parse_message(line) is None:
+                continue
+            try:
+                ts = json.loads(files.decode(line)).get("ts")
+            except ValueError:
+                ts = None
+            return ts if isinstance(ts, int) else 0
+    return 0
 
 
 def _count_lines(path):

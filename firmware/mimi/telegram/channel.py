@@ -1,6 +1,7 @@
-# The `telegram` channel: who may talk (the allowlist), bot commands, and routing replies back.
+# The `telegram` channel: who may talk (allowlist and roles), groups, bot commands, buttons, replies.
 from mimi.bus.message import Message
 from mimi.platform import const
+from mimi.safety import confirm, roles
 from mimi.telegram.api import BotAPI
 from mimi.telegram.poller import Poller
 from mimi.telegram.sender import Sender
@@ -11,6 +12,10 @@ _HELP = (
     "/new starts a fresh conversation, /help shows this message."
 )
 _NON_TEXT = "I can only read text messages for now; please type your question."
+_GROUP_TYPES = ("group", "supergroup")
+_BUTTON_PREFIX = "cf:"  # callback_data "cf:<question id>:y" or ":n"
+_STALE = "This question is no longer open (already answered or expired)."
+_NOT_YOURS = "Only the person who asked, or an owner, can answer this."
 
 
 def parse_allowlist(text):
@@ -22,61 +27,143 @@ def parse_allowlist(text):
     return ids
 
 
+def addressed(message, bot):
+    """In a group: (True, text without the bot's @mention) when the message mentions the bot or replies to
+    one of its messages, else (False, text). Private chats are always addressed. `bot` is getMe's result."""
+    text = message.get("text") or ""
+    if (message.get("chat") or {}).get("type") not in _GROUP_TYPES:
+        return True, text
+    if not bot:
+        return False, text
+    replied = message.get("reply_to_message") or {}
+    to_bot = (replied.get("from") or {}).get("id") == bot.get("id")
+    mention = "@" + (bot.get("username") or "").lower()
+    # Entity offsets count UTF-16 units, not characters: look for the name in the text instead.
+    kinds = [entity.get("type") for entity in message.get("entities") or () if isinstance(entity, dict)]
+    found = ("mention" in kinds or "bot_command" in kinds) and _mentions(text.lower(), mention)
+    if found:
+        text = _without(text, mention)
+    return found or to_bot, text
+
+
+def _mentions(low, mention):
+    """True when low holds mention as a whole name (not the start of a longer one)."""
+    at = low.find(mention)
+    while at >= 0:
+        end = at + len(mention)
+        if end == len(low) or not (low[end].isalpha() or low[end].isdigit() or low[end] == "_"):
+            return True
+        at = low.find(mention, end)
+    return False
+
+
+def _without(text, mention):
+    """text with every @mention of the bot removed (any letter case), spaces tidied."""
+    low, at = text.lower(), 0
+    parts = []
+    while True:
+        found = low.find(mention, at)
+        if found < 0:
+            parts.append(text[at:])
+            break
+        parts.append(text[at:found])
+        at = found + len(mention)
+    return " ".join("".join(parts).split())
+
+
 class Telegram:
     def __init__(self, app):
         self.app = app
         self.api = BotAPI(app.config)
         self.sender = Sender(self.api)
-        self.poller = Poller(self.api, self._on_update)
+        self.poller = Poller(self.api, self._on_update, self._asking, lambda: not app.bus.inbound.full())
+        self.bot = None  # getMe's answer: the bot's id and @username (for group mentions)
         self._strangers = []
         app.channels["telegram"] = self
         app.services.append(self)
         app.config.subscribe(self._on_config)
         add = app.console.commands.add
-        add("tg_allow", self.cmd_allow, "tg_allow <user_id>", 1, 1, "let a Telegram user talk to the bot")
+        add("tg_allow", self.cmd_allow, "tg_allow <user_id> [role]", 1, 2,
+            "let a Telegram user talk to the bot (role: owner, operator (default) or observer)")
+        add("tg_role", self.cmd_role, "tg_role <user_id> <role>", 2, 2,
+            "change an allowed user's role: owner, operator or observer")
         add("tg_deny", self.cmd_deny, "tg_deny <user_id>", 1, 1, "remove a Telegram user")
-        add("tg_allowlist", self.cmd_allowlist, "tg_allowlist", 0, 0, "who may talk to the bot")
+        add("tg_allowlist", self.cmd_allowlist, "tg_allowlist", 0, 0, "who may talk to the bot, with roles")
 
     def _on_config(self, ns, key):
         if ns == "tg_config":
+            if key in ("bot_token", "api_base"):
+                self.bot = None  # another bot, or another server: ask getMe again
             self.poller.wake()
 
     async def run(self):
+        await self._whoami()
         await self.poller.run()
 
-    # -- the allowlist --
+    async def _whoami(self):
+        """The bot's own id and @username, asked once (again after a failure, when a group needs it)."""
+        if self.bot is None and self.api.has_token():
+            try:
+                me = await self.api.call("getMe")
+                if isinstance(me, dict) and me.get("username"):
+                    self.bot = me
+                    print("Telegram: I am @{}".format(me["username"]))
+            except Exception as exc:  # the poller reports network trouble; groups wait until this works
+                print("Telegram: getMe failed: {}".format(exc))
+        return self.bot
+
+    # -- the allowlist and roles --
     def allowed(self):
         return parse_allowlist(self.app.config.get("tg_config", "allowlist"))
 
     def _save_allowlist(self, ids):
         self.app.config.set("tg_config", "allowlist", ",".join(str(i) for i in ids))
 
-    async def cmd_allow(self, user_id):
+    async def cmd_allow(self, user_id, role=None):
         if not user_id.isdigit():
             print("error: a Telegram user id is a number, e.g. tg_allow 123456789")
+            return
+        if role is not None and role not in roles.ROLES:
+            print("error: role must be one of {}".format(", ".join(roles.ROLES)))
             return
         ids = self.allowed()
         if int(user_id) not in ids:
             ids.append(int(user_id))
             self._save_allowlist(ids)
-        print("Telegram user {} may now chat ({} allowed)".format(user_id, len(ids)))
+        if role is not None:
+            roles.set_role(self.app.config, int(user_id), role)
+        print("Telegram user {} may now chat as {} ({} allowed)".format(
+            user_id, roles.of_user(self.app.config, int(user_id)), len(ids)))
+
+    async def cmd_role(self, user_id, role):
+        if not user_id.isdigit() or int(user_id) not in self.allowed():
+            print("error: {} is not on the allowlist; add them with tg_allow {} {}".format(user_id, user_id, role))
+            return
+        roles.set_role(self.app.config, int(user_id), role)
+        print("Telegram user {} is now {}".format(user_id, role))
 
     async def cmd_deny(self, user_id):
         ids = self.allowed()
         if user_id.isdigit() and int(user_id) in ids:
             ids.remove(int(user_id))
             self._save_allowlist(ids)
+            roles.forget(self.app.config, int(user_id))
             print("Telegram user {} removed ({} allowed)".format(user_id, len(ids)))
         else:
             print("Telegram user {} was not on the allowlist".format(user_id))
 
     async def cmd_allowlist(self):
         ids = self.allowed()
-        print("allowed Telegram users: {}".format(", ".join(str(i) for i in ids) if ids else "nobody yet (tg_allow <id>)"))
+        shown = ", ".join("{} ({})".format(i, roles.of_user(self.app.config, i)) for i in ids)
+        print("allowed Telegram users: {}".format(shown if ids else "nobody yet (tg_allow <id> [role])"))
 
     # -- incoming updates --
     async def _on_update(self, update):
         """Route one update; True when it is fully answered here, False when the agent will answer."""
+        query = update.get("callback_query")
+        if isinstance(query, dict):
+            await self._on_button(query)
+            return True
         message = update.get("message")
         if not isinstance(message, dict):
             return True
@@ -85,11 +172,15 @@ class Telegram:
         user_id, chat_id = sender.get("id"), chat.get("id")
         if not isinstance(user_id, int) or chat_id is None:
             return True
+        if chat.get("type") in _GROUP_TYPES:
+            await self._whoami()
+        is_for_me, text = addressed(message, self.bot)
+        if not is_for_me:
+            return True  # group talk not meant for the bot: no reply, no LLM call
         if user_id not in self.allowed():
             await self._stranger(user_id, sender.get("username"), chat_id)
             return True
-        text = message.get("text")
-        if not isinstance(text, str):
+        if not isinstance(message.get("text"), str):
             await self._answer(chat_id, _NON_TEXT)
             return True
         if text.startswith("/"):
@@ -102,7 +193,10 @@ class Telegram:
                 removed = self.app.sessions.clear("telegram_{}".format(chat_id))
                 await self._answer(chat_id, "Started a fresh conversation." if removed else "This conversation is already fresh.")
                 return True
-        meta = {"update_id": update["update_id"], "user_id": user_id}
+        if not text.strip():
+            await self._answer(chat_id, "Yes? Write your question after my name.")
+            return True
+        meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
         await self.app.bus.inbound.put(Message("telegram", chat_id, text, meta))
         return False
 
@@ -125,6 +219,59 @@ class Telegram:
         except Exception as exc:
             print("Telegram: could not answer chat {}: {}".format(chat_id, exc))
 
+    # -- confirmation questions (safety/policy.py asks, a button answers) --
+    def _questions(self):
+        policy = getattr(self.app, "policy", None)
+        return policy.questions if policy is not None else None
+
+    def _asking(self):
+        questions = self._questions()
+        return questions is not None and questions.waiting_on("telegram")
+
+    async def confirm(self, question, seconds):
+        """Ask with Approve / Deny buttons; the outcome, shown afterwards in place of the buttons."""
+        buttons = [[{"text": "Approve", "callback_data": "{}{}:y".format(_BUTTON_PREFIX, question.id)},
+                    {"text": "Deny", "callback_data": "{}{}:n".format(_BUTTON_PREFIX, question.id)}]]
+        sent = await self.api.call("sendMessage", {"chat_id": _chat(question.chat_id), "text": question.text(),
+                                                   "reply_markup": {"inline_keyboard": buttons}})
+        self.poller.question_opened()
+        outcome = await question.wait(seconds)
+        if isinstance(sent, dict) and "message_id" in sent:
+            try:  # no reply_markup: the buttons go away
+                await self.api.call("editMessageText", {
+                    "chat_id": _chat(question.chat_id), "message_id": sent["message_id"],
+                    "text": "{}\n\n{}".format(question.text(), confirm.OUTCOME_SHOWN[outcome])})
+            except Exception as exc:
+                print("Telegram: could not show the answer to a question: {}".format(exc))
+        return outcome
+
+    async def _on_button(self, query):
+        data = query.get("data") or ""
+        qid, _, answer = data[len(_BUTTON_PREFIX):].partition(":") if data.startswith(_BUTTON_PREFIX) else ("", "", "")
+        questions = self._questions()
+        question = questions.get(qid) if questions is not None and qid else None
+        chat_id = ((query.get("message") or {}).get("chat") or {}).get("id")
+        user_id = (query.get("from") or {}).get("id")
+        if question is None or question.outcome is not None or str(chat_id) != question.chat_id:
+            reply = _STALE
+        elif not self._may_answer(question, user_id):
+            reply = _NOT_YOURS
+        else:
+            question.settle(confirm.APPROVED if answer == "y" else confirm.DENIED)
+            reply = "Approved" if answer == "y" else "Denied"
+        try:
+            await self.api.call("answerCallbackQuery", {"callback_query_id": query.get("id"), "text": reply})
+        except Exception as exc:
+            print("Telegram: could not answer a button press: {}".format(exc))
+
+    def _may_answer(self, question, user_id):
+        if user_id not in self.allowed():
+            return False
+        role = roles.of_user(self.app.config, user_id)
+        if question.asker is not None:
+            return user_id == question.asker or role == roles.OWNER
+        return roles.allows(role, question.needed or roles.OWNER)
+
     # -- the channel, called by the agent and the dispatcher --
     async def on_start(self, chat_id):
         await self.sender.start(chat_id)
@@ -139,7 +286,15 @@ class Telegram:
         meta = message.meta or {}
         request = meta.get("request") or {}
         try:
-            await self.sender.reply(message.chat_id, message.content, meta.get("kind") == "error")
+            if meta.get("kind") in ("report", "notice"):  # beside a reply being streamed, not ending it
+                await self.sender.send_plain(message.chat_id, message.content)
+            else:
+                await self.sender.reply(message.chat_id, message.content, meta.get("kind") == "error")
         finally:
             if "update_id" in request:
                 self.poller.answered(request["update_id"])
+
+
+def _chat(chat_id):
+    text = str(chat_id)
+    return int(text) if text.lstrip("-").isdigit() else text

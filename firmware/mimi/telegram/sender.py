@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi import platform
-from mimi.net.http import HTTPError
+from mimi.net.http import HTTPError, NotSent
 from mimi.platform import const
 from mimi.telegram import markup
 from mimi.telegram.api import TelegramError
@@ -10,7 +10,10 @@ from mimi.telegram.api import TelegramError
 DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
 DRAFT_TAIL = const(3500)  # a draft shows the newest part of a long reply
 TYPING_EVERY_MS = const(4500)  # the typing action lasts about 5 s
-SEND_TRIES = const(3)
+SEND_TRIES = const(3)  # 429 answers to one part before giving up
+DELIVERY_PATIENCE_S = const(150)  # how long a reply waits for the network (or Telegram's 5xx) to come back
+DELIVERY_BACKOFF_FIRST_S = const(2)
+DELIVERY_BACKOFF_MAX_S = const(30)
 
 
 def _chat(chat_id):
@@ -45,6 +48,8 @@ class _Stream:
 class Sender:
     def __init__(self, api):
         self.api = api
+        self.patience_s = DELIVERY_PATIENCE_S  # attributes, so tests can shorten them
+        self.backoff_first_s = DELIVERY_BACKOFF_FIRST_S
         self.drafts_ok = True  # until Telegram refuses sendMessageDraft once
         self._streams = {}
         self._draft_ids = 0
@@ -116,7 +121,7 @@ class Sender:
         if not text.strip() or text == stream.shown:
             return
         try:
-            if self.drafts_ok:
+            if self.drafts_ok and not str(chat_id).startswith("-"):  # drafts exist in private chats only
                 await self._with_fallback("sendMessageDraft", {"chat_id": _chat(chat_id), "draft_id": stream.draft_id}, text)
             elif stream.message_id is None:
                 sent = await self._with_fallback("sendMessage", {"chat_id": _chat(chat_id)}, text)
@@ -129,7 +134,8 @@ class Sender:
         except TelegramError as exc:
             if exc.code == 429:
                 self._quiet_until = platform.ticks_add(platform.ticks_ms(), (exc.retry_after or 1) * 1000)
-            elif self.drafts_ok and exc.code in (400, 404) and not _not_modified(exc):
+            elif self.drafts_ok and exc.code in (400, 404) and not _not_modified(exc) \
+                    and not str(chat_id).startswith("-"):
                 print("Telegram: drafts refused ({}); streaming by editing a message".format(exc.description))
                 self.drafts_ok = False
                 await self._show(chat_id, stream, text)
@@ -178,19 +184,38 @@ class Sender:
             await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, None, part)
 
     async def _deliver(self, method, params, html, plain):
-        for attempt in range(SEND_TRIES):
+        """Send one part. Retried while it is safe: 429 (after retry_after), Telegram's 5xx, and a request
+        that never left the device (WiFi down, no connection); a call that may have arrived is not repeated."""
+        waited, backoff = 0, self.backoff_first_s
+        attempt = 0
+        while True:
+            attempt += 1
             try:
-                if html is not None:
-                    try:
-                        return await self.api.call(method, dict(params, text=html, parse_mode="HTML"))
-                    except TelegramError as exc:
-                        if not _parse_error(exc):
-                            raise
-                        print("Telegram: HTML refused ({}); sending plain text".format(exc.description))
-                return await self.api.call(method, dict(params, text=plain))
+                return await self._deliver_once(method, params, html, plain)
             except TelegramError as exc:
                 if _not_modified(exc):
                     return None
-                if exc.code != 429 or attempt == SEND_TRIES - 1:
+                if exc.code == 429 and attempt < SEND_TRIES:
+                    wait = exc.retry_after or 1
+                elif exc.code >= 500 and waited < self.patience_s:
+                    wait = backoff
+                else:
                     raise
-                await asyncio.sleep(exc.retry_after or 1)
+            except NotSent as exc:
+                if waited >= self.patience_s:
+                    raise
+                wait = backoff
+                print("Telegram: reply not sent ({}); trying again in {} s".format(exc, wait))
+            await asyncio.sleep(wait)
+            waited += wait
+            backoff = min(backoff * 2, DELIVERY_BACKOFF_MAX_S)
+
+    async def _deliver_once(self, method, params, html, plain):
+        if html is not None:
+            try:
+                return await self.api.call(method, dict(params, text=html, parse_mode="HTML"))
+            except TelegramError as exc:
+                if not _parse_error(exc):
+                    raise
+                print("Telegram: HTML refused ({}); sending plain text".format(exc.description))
+        return await self.api.call(method, dict(params, text=plain))

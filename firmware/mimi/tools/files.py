@@ -1,5 +1,6 @@
 # File tools: read_file, write_file, edit_file, list_dir, confined to the data folders (sandbox.py).
 from mimi.platform import const
+from mimi.safety import roles
 from mimi.storage import files as flash_files
 from mimi.storage.memory import DAILY_MAX_BYTES, MEMORY_MAX_BYTES
 from mimi.tools import sandbox
@@ -23,9 +24,20 @@ def _root():
 
 def _place(path, write=False):
     try:
-        return sandbox.resolve(_root(), path, write)
+        place = sandbox.resolve(_root(), path, write)
     except sandbox.PathRefused as exc:
         raise ToolError(str(exc))
+    if place.rel.split("/")[0] in sandbox.OWNER_ONLY and _role() != roles.OWNER:
+        raise ToolError("path '{}' refused: only the owner may read conversations ({}/)".format(
+            place.rel, "/, ".join(sandbox.OWNER_ONLY)))
+    return place
+
+
+def _role():
+    from mimi.safety import policy
+    from mimi.tools import registry
+
+    return policy.role_of(_app[0].config, registry.current)
 
 
 def _cap(rel):

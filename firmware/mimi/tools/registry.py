@@ -22,6 +22,7 @@ BUILTINS = (
     "mimi.tools.web",
     "mimi.tools.cron_tools",
     "mimi.tools.send_message",
+    "mimi.tools.watch_tools",
 )
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
@@ -93,6 +94,10 @@ class Registry:
         self.warnings = []
         self._definitions = None
         self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None and after(...)
+        # [safety] objects with async approve(name, data, tool) -> refusal|None, asked after the guards let a
+        # call through (roles, autonomy levels, confirmations); the turn is in `current`. An approver may
+        # also have async ran(name, data, tool, text, is_error, turn), awaited after a call it let through.
+        self.approvers = []
 
     def add(self, tool, origin="built-in"):
         problem = check_tool(tool)
@@ -162,9 +167,25 @@ class Registry:
     async def execute(self, name, data):  # [safety] guards see every call: breaker before, audit after
         """Run one tool: (result_text, is_error). Never raises."""
         started, refusal = platform.ticks_ms(), None
+        turn = dict(current)  # this call's turn, even if another starts while an approver waits
+        tool = self.tools.get(name)
         for guard in self.guards:
-            refusal = refusal or _guarded(guard.before, name, data, self.tools.get(name))
+            refusal = refusal or _guarded(guard.before, name, data, tool)
+        for approver in self.approvers:
+            if refusal:
+                break
+            try:
+                refusal = await approver.approve(name, data, tool)
+            except Exception as exc:  # a broken approver refuses: never run an unchecked call
+                refusal = "{} was not run: its safety check failed ({})".format(name, exc)
         text, is_error = (refusal, True) if refusal else await self._run(name, data)
+        for approver in self.approvers if not refusal else ():
+            ran = getattr(approver, "ran", None)  # e.g. the policy's "I ran gpio_write" report
+            if ran is not None:
+                try:
+                    await ran(name, data, tool, text, is_error, turn)
+                except Exception as exc:
+                    print("tools: after-call check failed: {}: {}".format(exc.__class__.__name__, exc))
         took = platform.ticks_diff(platform.ticks_ms(), started)
         for guard in self.guards:
             _guarded(guard.after, name, data, text, is_error, took)

@@ -8,6 +8,8 @@ from mimi.storage import files as flash_files
 WRITABLE = ("config", "memory", "skills", "files")
 # Top-level folders the model may read but never write (the firmware owns the chat histories).
 READ_ONLY = ("sessions",)
+# Of those, the folders only the owner's turns may read (everyone's chat histories).
+OWNER_ONLY = ("sessions",)
 # Top-level folders that do not exist for the model at all (TLS trust anchors).
 HIDDEN = ("certs",)
 # Files directly in the data root with this suffix are readable and writable (e.g. HEARTBEAT.md).

@@ -1,0 +1,34 @@
+# Notices for the owner: always on the console, and to every Telegram owner when the bot can reach them.
+import asyncio
+
+from mimi.bus.message import Message
+from mimi.platform import const
+from mimi.safety import roles
+
+NOTICE_MAX = const(1000)  # characters of one notice
+PREFIX = "notice: "
+
+
+class Owner:
+    """`tell(text)` may be called from anywhere, sync or async: the Telegram copies are queued."""
+
+    def __init__(self, app):
+        self.app = app
+        self.told = 0
+
+    def tell(self, text):
+        text = str(text)[:NOTICE_MAX]
+        console = self.app.channels.get("cli")
+        if console is not None and hasattr(console, "note"):
+            console.note(PREFIX + text)  # never glued to a reply that is streaming on the console
+        else:
+            print(PREFIX + text)
+        self.told += 1
+        if "telegram" not in self.app.channels:
+            return
+        for user_id in roles.owners(self.app.config):
+            message = Message("telegram", user_id, text, {"kind": "notice"})
+            try:
+                self.app.bus.outbound.put_nowait(message)
+            except Exception:  # the outbound queue is full: deliver as soon as there is room
+                asyncio.create_task(self.app.bus.outbound.put(message))

@@ -1,0 +1,247 @@
+# Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
+import asyncio
+
+from mimi import platform
+from mimi.platform import const
+from mimi.safety import usage_store
+from mimi.safety.usage_store import UsageStore
+from mimi.storage import files
+
+NS = "safety_config"
+USERS_MAX = const(16)  # senders whose last minute is remembered; the longest quiet is forgotten first
+WARN_PERCENT = const(80)
+_MINUTE_S = const(60)
+_HOUR_MINUTES = const(60)
+_DAY_S = const(86400)
+_SHOWN_IN_S_BELOW = const(90)  # waits shorter than this are said in seconds, then minutes, then hours
+_SHOWN_IN_MIN_BELOW = const(90)
+EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
+RAISE_HINT = "budget <tokens>"
+_TOLD_WARN = "warned"  # marks: the day limit the 80% / 100% notice was sent for
+_TOLD_STOP = "stopped"
+
+
+def user_key(message):
+    """Who a message counts against for the per-minute limit, or None when it is exempt."""
+    if message.channel in EXEMPT_CHANNELS:
+        return None
+    meta = message.meta if isinstance(message.meta, dict) else {}
+    user = meta.get("user_id")  # Telegram: the sender; a gateway client: its chat
+    return "{}:{}".format(message.channel, user if user is not None else message.chat_id)
+
+
+def _wait_text(seconds):
+    if seconds < _SHOWN_IN_S_BELOW:
+        return "{} s".format(max(1, seconds))
+    minutes = (seconds + _MINUTE_S - 1) // _MINUTE_S
+    return "{} min".format(minutes) if minutes < _SHOWN_IN_MIN_BELOW else "{} h {} min".format(minutes // 60, minutes % 60)
+
+
+class Budget:
+    """Agent gate: admit() refuses a turn, check_call() a Claude call, spent() counts what a call used."""
+
+    def __init__(self, config, store, tell=print, clock=None, spawn=None):
+        self.config = config
+        self.store = store
+        self.tell = tell  # how the owner hears of 80% and 100%
+        self.clock = clock or store.clock  # Unix seconds
+        self.spawn = spawn  # asyncio.create_task, for the delayed write; None: only written on the next call
+        self.senders = {}  # user key -> admitted times (s) within the last minute
+        self.minutes = [0] * _HOUR_MINUTES  # Claude calls per minute, a ring over the last hour
+        self.minute = None  # the absolute minute (Unix s // 60) of the ring's newest slot
+        self.flushing = None
+
+    def _get(self, key):
+        return self.config.get(NS, key)
+
+    # -- the agent's gate --
+    async def admit(self, message):
+        refusal = self._global_refusal()
+        if refusal:
+            return refusal
+        return self._admit_user(message, self.clock())
+
+    def check_call(self, message):
+        refusal = self._global_refusal()
+        if refusal:
+            return refusal
+        self.minutes[self._slot(self.clock())] += 1
+        return None
+
+    def spent(self, message, result):
+        meta = message.meta if isinstance(message.meta, dict) else {}
+        model = getattr(result, "model", None) or meta.get("model") or self.config.get("llm_config", "model")
+        rolled = self.store.roll()
+        self.store.add(model, getattr(result, "usage", None))
+        if self._check_thresholds() or rolled:
+            self.store.save()
+        else:
+            self._save_soon()
+
+    # -- the daily token budget --
+    def limit(self):
+        return self._get("day_tokens")
+
+    def _over(self):
+        limit = self.limit()
+        return limit > 0 and self.store.used_today() >= limit
+
+    def _check_thresholds(self):
+        """Tell the owner when today's use crosses 80% or 100% of the limit; True when a notice went out."""
+        limit, used, marks = self.limit(), self.store.used_today(), self.store.marks
+        if limit <= 0:
+            return False
+        if used >= limit and marks.get(_TOLD_STOP) != limit:
+            marks[_TOLD_STOP] = marks[_TOLD_WARN] = limit
+            self.tell("budget: today's token budget is used up ({} of {} tokens); messages get a polite "
+                      "refusal until midnight UTC. Raise it on the console with {}".format(used, limit, RAISE_HINT))
+            return True
+        if used * 100 >= limit * WARN_PERCENT and marks.get(_TOLD_WARN) != limit:
+            marks[_TOLD_WARN] = limit
+            self.tell("budget: {}% of today's token budget used ({} of {} tokens); at 100% I stop answering "
+                      "until midnight UTC or until you raise it with {}".format(
+                          used * 100 // limit, used, limit, RAISE_HINT))
+            return True
+        return False
+
+    def stop_text(self):
+        """The polite stop a user sees once today's budget is used."""
+        now = self.clock()
+        when = "after midnight UTC"
+        if usage_store.clock_date(now) is not None:
+            when += " (in about {})".format(_wait_text(_DAY_S - now % _DAY_S))
+        return ("I've used today's token budget ({} of {} tokens), so I'm taking a break. The owner can raise it "
+                "on my console with {} (e.g. budget {}), or I'll be back {}.".format(
+                    self.store.used_today(), self.limit(), RAISE_HINT, self.limit() * 2, when))
+
+    def _global_refusal(self):
+        if self.store.roll():
+            self.store.save()
+        if self._over():
+            if self._check_thresholds():  # the limit was lowered below today's use: the owner hears it too
+                self.store.save()
+            return self.stop_text()
+        cap = self._get("llm_per_hour")
+        if self.calls_this_hour() >= cap:
+            return ("I've made as many Claude calls as I may in an hour ({}); please try again in about {}. "
+                    "The owner can raise the limit with config_set {}.llm_per_hour <calls>.".format(
+                        cap, _wait_text(self._hour_frees_in()), NS))
+        return None
+
+    # -- Claude calls in the last hour: one slot per minute --
+    def _slot(self, now):
+        minute = now // _MINUTE_S
+        if self.minute is None or not 0 <= minute - self.minute < _HOUR_MINUTES:
+            self.minutes = [0] * _HOUR_MINUTES  # first call, a long quiet, or the clock was set back
+        else:
+            for m in range(self.minute + 1, minute + 1):
+                self.minutes[m % _HOUR_MINUTES] = 0
+        self.minute = minute
+        return minute % _HOUR_MINUTES
+
+    def calls_this_hour(self):
+        self._slot(self.clock())
+        return sum(self.minutes)
+
+    def _hour_frees_in(self):
+        """Seconds until the oldest counted call leaves the hour."""
+        now = self.clock()
+        for age in range(_HOUR_MINUTES - 1, -1, -1):
+            if self.minutes[(self.minute - age) % _HOUR_MINUTES]:
+                return (self.minute - age + _HOUR_MINUTES) * _MINUTE_S - now
+        return 0
+
+    # -- messages per user per minute --
+    def _admit_user(self, message, now):
+        key = user_key(message)
+        if key is None:
+            return None
+        cap = self._get("user_per_min")
+        times = [t for t in self.senders.get(key, ()) if 0 <= now - t < _MINUTE_S]
+        if len(times) >= cap:
+            self.senders[key] = times
+            return ("You're sending messages faster than I can take them (at most {} a minute). "
+                    "Please try again in {}.".format(cap, _wait_text(times[0] + _MINUTE_S - now)))
+        if key not in self.senders and len(self.senders) >= USERS_MAX:
+            self._forget_quietest(now)
+        times.append(now)
+        self.senders[key] = times
+        return None
+
+    def _forget_quietest(self, now):
+        quietest = None
+        for key in self.senders:
+            times = self.senders[key]
+            last = times[-1] if times else -1
+            if quietest is None or last < quietest[1]:
+                quietest = (key, last)
+        del self.senders[quietest[0]]
+
+    # -- writing the counts, at most once a minute --
+    def _save_soon(self):
+        if not self.store.dirty:
+            return
+        wait = self.store.wait_s()
+        if wait == 0:
+            self.store.save()
+        elif self.spawn is not None and self.flushing is None:
+            self.flushing = self.spawn(self._save_after(wait))
+
+    async def _save_after(self, wait):
+        try:
+            await asyncio.sleep(wait)
+        finally:
+            self.flushing = None
+        if self.store.dirty:
+            self.store.save()
+
+
+def _state_lines(budget):
+    store, limit = budget.store, budget.limit()
+    used = store.used_today()
+    if limit > 0:
+        yield "budget: {} of {} tokens today ({}%){}".format(
+            used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
+            if used >= limit else "")
+    else:
+        yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
+    yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
+        budget.calls_this_hour(), budget._get("llm_per_hour"), budget._get("user_per_min"))
+    if usage_store.clock_date(budget.clock()) is None:
+        yield "  clock not set yet: counting into {} until NTP sets it".format(store.day or "the first day it names")
+
+
+def setup(app):
+    """Create the budget gate in front of every agent turn and add `usage` and `budget` to the console."""
+    # A power cut loses at most the last minute's counts: they are written a minute after a change.
+    store = UsageStore(files.join(app.flash.root, usage_store.FILE_NAME))
+    warning = store.load()
+    if warning:
+        print("budget: " + warning)
+    if warning or store.dirty:
+        store.save()
+    budget = Budget(app.config, store, app.owner.tell, spawn=asyncio.create_task)
+    app.agent.gates.append(budget)
+
+    def out(lines):
+        for line in lines:
+            platform.console_write(line + "\n")
+
+    async def usage():
+        store.roll()
+        day = store.day or "clock not set"
+        out(usage_store.report(store.today, "today ({} UTC):".format(day)))
+        out(usage_store.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
+        out(_state_lines(budget))
+
+    async def set_budget(tokens=None):
+        if tokens is not None:
+            app.config.set(NS, "day_tokens", tokens)
+            out(["daily token budget set to {} tokens (saved; in effect now)".format(budget.limit())])
+        out(_state_lines(budget))
+
+    commands = app.console.commands
+    commands.add("usage", usage, "usage", 0, 0, "tokens and estimated cost per model today and this month")
+    commands.add("budget", set_budget, "budget [tokens]", 0, 1,
+                 "show the daily token budget, or set it (0 = no limit), e.g. budget 3000000")
+    return budget

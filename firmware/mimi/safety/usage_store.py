@@ -1,0 +1,215 @@
+# Tokens used per model today and this month, with estimated costs, kept in a small JSON file.
+import json
+
+from mimi import platform
+from mimi.platform import const
+from mimi.storage import files
+from mimi.storage.layout import check_date
+
+FILE_NAME = "usage.json"
+FILE_MAX = const(4096)  # bytes of the file read back; a longer one is treated as corrupt
+MODELS_MAX = const(8)  # models counted per period, OTHER included; the rest are added up under OTHER
+MODEL_NAME_MAX = const(64)
+OTHER = "(other models)"
+SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
+MARKS_MAX = const(8)
+# The usage fields of a Messages API reply, in the order a model's counts are kept.
+FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+LABELS = ("input", "output", "cache read", "cache write")
+# The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
+CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
+# USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
+# platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.
+PRICES = (
+    ("claude-opus-5-5", 400, 2000),
+    ("claude-opus-5", 500, 2500),
+    ("claude-opus-4-8", 500, 2500),
+    ("claude-opus-4-7", 500, 2500),
+    ("claude-opus-4-6", 500, 2500),
+    ("claude-opus-4-5", 500, 2500),
+    ("claude-opus-4", 1500, 7500),  # Opus 4 and 4.1
+    ("claude-3-opus", 1500, 7500),
+    ("claude-sonnet-5", 200, 1000),  # Sonnet 5 and 5.5
+    ("claude-sonnet-4", 300, 1500),  # Sonnet 4, 4.5 and 4.6
+    ("claude-3-7-sonnet", 300, 1500),
+    ("claude-3-5-sonnet", 300, 1500),
+    ("claude-haiku-5-5", 10, 50),  # prompts up to 100k tokens
+    ("claude-haiku-4-5", 100, 500),
+    ("claude-3-5-haiku", 80, 400),
+    ("claude-3-haiku", 25, 125),
+)
+
+
+def price_of(model):
+    """(input, output) USD cents per million tokens, or None for a model not in PRICES."""
+    best = None
+    for entry in PRICES:
+        if model.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
+            best = entry
+    return None if best is None else (best[1], best[2])
+
+
+def cost_micro_usd(model, counts):
+    """Estimated cost of [input, output, cache read, cache write] tokens in millionths of a USD, or None."""
+    price = price_of(model)
+    if price is None:
+        return None
+    cents_in, cents_out = price
+    # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
+    twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
+        + 25 * counts[3] * cents_in
+    return (twentieths + 1000) // 2000
+
+
+def usd(micro):
+    """'$0.0123' for a cost in millionths of a USD (rounded to 1/100 cent)."""
+    micro = (micro + 50) // 100
+    return "${}.{:04d}".format(micro // 10000, micro % 10000)
+
+
+def clock_date(now):
+    """Today's 'YYYY-MM-DD' (UTC), or None while the clock is not set."""
+    return platform.utc_date(now) if now >= CLOCK_SET_AFTER else None
+
+
+def _counts(table):
+    if not isinstance(table, dict) or len(table) > MODELS_MAX:
+        raise ValueError("bad model table")
+    out = {}
+    for model in table:
+        row = table[model]
+        if not isinstance(model, str) or not isinstance(row, list) or len(row) != len(FIELDS):
+            raise ValueError("bad counts")
+        for n in row:
+            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+                raise ValueError("bad count")
+        out[model] = list(row)
+    return out
+
+
+def _marks(marks):
+    if not isinstance(marks, dict) or len(marks) > MARKS_MAX:
+        raise ValueError("bad marks")
+    for key in marks:
+        if not isinstance(key, str) or not isinstance(marks[key], int):
+            raise ValueError("bad mark")
+    return dict(marks)
+
+
+def total(table):
+    """Every token of a period, all kinds and models counted."""
+    return sum(sum(row) for row in table.values())
+
+
+class UsageStore:
+    """Counts per model for `day` and its month; `marks` hold the budget's notices sent today.
+
+    While the clock is not set the day does not turn: counts go on into the last known day (so a
+    power cycle cannot reset the budget), or, with no file yet, into the first day the clock names.
+    """
+
+    def __init__(self, path, clock=None):
+        self.path = path
+        self.clock = clock or platform.unix_time  # Unix seconds
+        self.day = None  # 'YYYY-MM-DD' the counts belong to; None until the clock was ever set
+        self.today = {}  # model -> [input, output, cache read, cache write]
+        self.month = {}
+        self.marks = {}  # name -> int, cleared when the day turns
+        self.dirty = False
+        self.saved_at = None  # Unix seconds of the last write
+
+    def load(self):
+        """Read the file; returns None, or a warning when it was unreadable and counting starts afresh."""
+        files.remove_stale_tmp(self.path)
+        text = files.read_text(self.path, FILE_MAX + 1)
+        if text is None:
+            return None
+        try:
+            if len(text) > FILE_MAX:
+                raise ValueError("too long")
+            state = json.loads(text)
+            day = state["day"]
+            if day is not None:
+                check_date(day)
+            today, month, marks = _counts(state["today"]), _counts(state["month"]), _marks(state["marks"])
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            return "usage file {} is unreadable ({}); token counts start afresh".format(
+                self.path, str(exc) or exc.__class__.__name__)
+        self.day, self.today, self.month, self.marks = day, today, month, marks
+        self.roll()
+        return None
+
+    def save(self):
+        """Write everything at once (all or nothing); a failed write is reported and retried later."""
+        state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks}
+        try:
+            files.write_atomic(self.path, json.dumps(state))
+        except OSError as exc:  # a full flash must not cost the user the reply
+            print("budget: could not save the token counts ({}); will retry".format(exc))
+            return False
+        self.dirty = False
+        self.saved_at = self.clock()
+        return True
+
+    def wait_s(self):
+        """Seconds until the next write is allowed (0: now)."""
+        if self.saved_at is None:
+            return 0
+        since = self.clock() - self.saved_at
+        return 0 if since < 0 or since >= SAVE_EVERY_S else SAVE_EVERY_S - since
+
+    def roll(self):
+        """Start a new day (and month) when the clock says so; True when the counts were reset."""
+        day = clock_date(self.clock())
+        if day is None or day == self.day:
+            return False
+        if self.day is None:  # the clock was set for the first time: what was counted belongs to today
+            self.day = day
+            self.dirty = True
+            return False
+        if day[:7] != self.day[:7]:
+            self.month = {}
+        self.day, self.today, self.marks, self.dirty = day, {}, {}, True
+        return True
+
+    def add(self, model, usage):
+        """Count one reply's usage dict under model (cut to MODEL_NAME_MAX characters)."""
+        model = str(model)[:MODEL_NAME_MAX] or OTHER
+        row = [0] * len(FIELDS)
+        for i in range(len(FIELDS)):
+            value = usage.get(FIELDS[i]) if isinstance(usage, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                row[i] = value
+        for table in (self.today, self.month):
+            key = model if model in table or len(table) < MODELS_MAX - 1 else OTHER
+            counts = table.get(key)
+            if counts is None:
+                counts = table[key] = [0] * len(FIELDS)
+            for i in range(len(FIELDS)):
+                counts[i] += row[i]
+        self.dirty = True
+        return sum(row)
+
+    def used_today(self):
+        return total(self.today)
+
+
+def report(table, title):
+    """Console lines for one period: each model's tokens by kind and estimated cost, then the total."""
+    yield title
+    if not table:
+        yield "  (no tokens used)"
+        return
+    known, unknown = 0, False
+    for model in sorted(table):
+        counts = table[model]
+        cost = cost_micro_usd(model, counts)
+        if cost is None:
+            unknown = True
+        else:
+            known += cost
+        kinds = ", ".join("{} {}".format(LABELS[i], counts[i]) for i in range(len(FIELDS)))
+        yield "  {}: {} = {} tokens, {}".format(
+            model, kinds, sum(counts), "price unknown" if cost is None else "about " + usd(cost))
+    yield "  total: {} tokens, about {}{}".format(
+        total(table), usd(known), " plus models of unknown price" if unknown else "")

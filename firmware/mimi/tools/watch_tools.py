@@ -1,0 +1,122 @@
+# watch_add, watch_list, watch_pause, watch_remove: the agent sets up monitors that it judges itself.
+from mimi.channels.system import encode_target, requesting_chat
+from mimi.safety import roles
+from mimi.tools import registry
+from mimi.tools.registry import ToolError
+from mimi.watch.sources import HELP
+from mimi.watch.store import INTERVAL_MAX_S, INTERVAL_MIN_S
+
+_app = [None]
+
+
+def setup(app):
+    _app[0] = app
+
+
+def _service():
+    watchers = getattr(_app[0], "watchers", None)
+    if watchers is None:
+        raise ToolError("watchers are not running on this device")
+    return watchers
+
+
+def _from_watcher():
+    meta = registry.current.get("meta")
+    return meta.get("watcher") if isinstance(meta, dict) else None
+
+
+def _shown(watcher):
+    shown = {"name": watcher["name"], "source": watcher["source"], "interval_s": watcher["interval"],
+             "instruction": watcher["instruction"], "reports_to": encode_target(watcher["channel"], watcher["chat_id"]),
+             "paused": bool(watcher.get("paused"))}
+    if watcher["history"]:
+        last = watcher["history"][-1]
+        shown["last_reading"], shown["last_verdict"] = last["reading"], last["verdict"]
+    return shown
+
+
+_NAME = {"type": "string", "description": "the watcher's name (see watch_list)"}
+
+
+class WatchAdd:
+    name = "watch_add"
+    tier = "owner"
+    acting = True
+    description = (
+        "Start a watcher: every interval_s seconds the device reads `source` and you judge the reading "
+        "with `instruction` and the recent readings, then stay silent, tell this chat, or act with your "
+        "tools (actions are always reported to this chat). Sources: " + HELP + ". Examples: 'adc:4', "
+        "'gpio:5', 'temperature', 'tool:system_info', 'https://host/data.json#sensors.0.temp'. Write the "
+        "instruction in plain words: 'tell me if it drops below 5 C; switch GPIO 4 on above 35 C'."
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "short name: letters, digits, _ or -"},
+            "source": {"type": "string", "description": "what to read"},
+            "interval_s": {"type": "integer", "description": "seconds between readings, {} to {}".format(
+                INTERVAL_MIN_S, INTERVAL_MAX_S)},
+            "instruction": {"type": "string", "description": "when to tell the chat, and what to do"},
+        },
+        "required": ["name", "source", "interval_s", "instruction"],
+    }
+
+    def run(self, input):
+        if _from_watcher():
+            raise ToolError("a watcher cannot start other watchers")
+        turn = registry.current
+        try:
+            watcher = _service().add(input["name"], input["source"], input["interval_s"], input["instruction"],
+                                     requesting_chat(turn), roles.of_turn(turn))
+        except ValueError as exc:  # WatchError, SourceError
+            raise ToolError(str(exc))
+        return _shown(watcher)
+
+
+class WatchList:
+    name = "watch_list"
+    tier = "owner"
+    description = "List the watchers: source, interval, instruction, where each reports, and its last verdict."
+    schema = {"type": "object", "properties": {}, "required": []}
+
+    def run(self, input):
+        watchers = [_shown(w) for w in _service().watchers()]
+        return {"watchers": watchers} if watchers else "no watchers"
+
+
+class WatchPause:
+    name = "watch_pause"
+    tier = "owner"
+    acting = True
+    description = "Pause a watcher (it is kept, no readings), or resume it with resume=true."
+    schema = {
+        "type": "object",
+        "properties": {"name": _NAME, "resume": {"type": "boolean", "description": "true to resume"}},
+        "required": ["name"],
+    }
+
+    def run(self, input):
+        resume = input.get("resume", False)
+        try:
+            watcher = _service().pause(input["name"], not resume)
+        except ValueError as exc:
+            raise ToolError(str(exc))
+        return "{} watcher {}".format("resumed" if resume else "paused", watcher["name"])
+
+
+class WatchRemove:
+    name = "watch_remove"
+    tier = "owner"
+    acting = True
+    description = "Delete a watcher by name."
+    schema = {"type": "object", "properties": {"name": _NAME}, "required": ["name"]}
+
+    def run(self, input):
+        try:
+            watcher = _service().remove(input["name"])
+        except ValueError as exc:
+            raise ToolError(str(exc))
+        return "removed watcher {}".format(watcher["name"])
+
+
+TOOLS = (WatchAdd(), WatchList(), WatchPause(), WatchRemove())

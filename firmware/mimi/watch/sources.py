@@ -1,0 +1,183 @@
+# What a watcher reads: a GPIO or ADC pin, the chip's temperature, a tool's result, or a field of a JSON URL.
+import asyncio
+import json
+
+import esp32
+import machine
+
+from mimi.platform import const
+
+READING_MAX = const(300)  # characters of one reading handed to the model
+HTTP_MAX = const(16384)  # bytes of a JSON answer read for an http source
+TOOL_TIMEOUT_S = const(20)
+PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
+ADC_PINS = tuple(range(1, 11))  # ADC1 of the ESP32-S3; ADC2 (GPIO11-20) cannot be read while WiFi is on
+_ADC_FULL_SCALE_MV = const(3100)  # 11 dB attenuation: 0..~3.1 V
+HELP = ("a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), "
+        "or an http(s) URL of a JSON document with #<field.path>")
+
+
+class SourceError(ValueError):
+    """A source that cannot be used or read; the text is meant for the user (or the model)."""
+
+
+def parse(text):
+    """A spec dict from a source text; SourceError when it names no known source."""
+    text = str(text).strip()
+    if text.startswith("http:http") or text.startswith("http:https"):
+        text = text[5:]  # "http:<url>#field" is the same as "<url>#field"
+    if text == "temperature":
+        return {"kind": "temperature", "text": text}
+    if text.startswith("http://") or text.startswith("https://"):
+        url, _, path = text.partition("#")
+        from mimi.tools.http_text import clean_url
+
+        try:
+            url = clean_url(url)
+        except ValueError as exc:
+            raise SourceError(str(exc))
+        parts = [p for p in path.split(".") if p] if path else []
+        if len(parts) > PATH_DEPTH_MAX:
+            raise SourceError("a JSON field path has at most {} parts".format(PATH_DEPTH_MAX))
+        return {"kind": "http", "url": url, "path": parts, "text": text}
+    kind, sep, rest = text.partition(":")
+    if sep and kind in ("gpio", "adc"):
+        if not rest.isdigit():
+            raise SourceError("{}: needs a pin number, like {}:4".format(kind, kind))
+        return {"kind": kind, "pin": int(rest), "text": text}
+    if sep and kind == "tool" and rest:
+        name, brace, data = rest.partition("{")
+        tool_input = {}
+        if brace:
+            try:
+                tool_input = json.loads(brace + data)
+            except ValueError:
+                raise SourceError("the tool input after {} is not valid JSON".format(name))
+            if not isinstance(tool_input, dict):
+                raise SourceError("the tool input must be a JSON object")
+        return {"kind": "tool", "name": name.strip(), "input": tool_input, "text": text}
+    raise SourceError("unknown source '{}': {}".format(text, HELP))
+
+
+def _allowed_pin(app, pin):
+    from mimi.tools import gpio
+
+    try:
+        gpio.check_usable(pin)
+    except ValueError as exc:
+        raise SourceError(str(exc))
+    if pin not in gpio.allowed_pins(app.config):
+        raise SourceError("GPIO {} is not allowed; the owner allows it with the console command 'gpio_allow {}'"
+                          .format(pin, pin))
+
+
+def _tool(app, spec):
+    from mimi.safety.breaker import is_acting
+    from mimi.tools.registry import check_input
+
+    name = spec["name"]
+    tool = app.registry.tools.get(name)
+    if tool is None:
+        raise SourceError("no tool named '{}' (see tool_list)".format(name))
+    if is_acting(name, tool) or name.startswith("watch_"):
+        raise SourceError("{} changes things, so it cannot be read as a source".format(name))
+    problem = check_input(tool.schema, spec["input"])
+    if problem:
+        raise SourceError("invalid input for {}: {}".format(name, problem))
+    return tool
+
+
+def check(app, text):
+    """The source text, checked now (pin allowed, tool known and only reading, URL well formed)."""
+    spec = parse(text)
+    kind = spec["kind"]
+    if kind in ("gpio", "adc"):
+        if kind == "adc" and spec["pin"] not in ADC_PINS:
+            raise SourceError("adc: the pin must be GPIO1 to GPIO10 (ADC1; ADC2 stops while WiFi is on)")
+        _allowed_pin(app, spec["pin"])
+    elif kind == "tool":
+        _tool(app, spec)
+    return spec["text"]
+
+
+def shown(value):
+    """A reading as text for the model, cut to READING_MAX."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= READING_MAX else text[:READING_MAX] + "\u2026"
+
+
+async def read(app, text):
+    """One reading of the source, as text; SourceError (user-readable) when it cannot be read."""
+    spec = parse(text)
+    check(app, text)  # the owner may have taken a pin back or removed a tool since
+    kind = spec["kind"]
+    if kind == "temperature":
+        return shown({"chip_temperature_c": _temperature()})
+    if kind == "gpio":
+        from mimi.tools import gpio
+
+        return shown(gpio.GpioRead().run({"pin": spec["pin"]}))  # an output pin reports its level
+    if kind == "adc":
+        return shown(_adc(spec["pin"]))
+    if kind == "tool":
+        return shown(await _tool_result(app, spec))
+    return shown(await _http_field(spec))
+
+
+def _temperature():
+    read_c = getattr(esp32, "mcu_temperature", None)  # ESP32-S2/S3/C3: degrees Celsius
+    if read_c is not None:
+        return read_c()
+    raw_f = getattr(esp32, "raw_temperature", None)  # the original ESP32: Fahrenheit
+    if raw_f is None:
+        raise SourceError("this chip has no temperature sensor")
+    return round((raw_f() - 32) * 5 / 9, 1)
+
+
+def _adc(pin):
+    adc = machine.ADC(machine.Pin(pin), atten=machine.ADC.ATTN_11DB)
+    raw = adc.read_u16()
+    read_uv = getattr(adc, "read_uv", None)
+    millivolts = read_uv() // 1000 if read_uv else raw * _ADC_FULL_SCALE_MV // 65535
+    return {"pin": pin, "millivolts": millivolts, "raw_u16": raw}
+
+
+async def _tool_result(app, spec):
+    from mimi.tools.registry import ToolError
+
+    tool = _tool(app, spec)
+    try:
+        result = tool.run(spec["input"])
+        if hasattr(result, "send") or hasattr(result, "__await__"):
+            result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        raise SourceError("{} did not answer within {} s".format(spec["name"], TOOL_TIMEOUT_S))
+    except (ToolError, ValueError, OSError) as exc:
+        raise SourceError("{} failed: {}".format(spec["name"], exc))
+    return result
+
+
+def field(data, path):
+    """The value at a dotted path (list items by number); SourceError naming the missing part."""
+    for depth, part in enumerate(path):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            raise SourceError("the JSON has no field '{}'".format(".".join(path[:depth + 1])))
+    return data
+
+
+async def _http_field(spec):
+    from mimi.tools.http_text import ServiceError, request_json
+
+    try:
+        status, data, head = await request_json("GET", spec["url"], limit=HTTP_MAX)
+    except ServiceError as exc:
+        raise SourceError("could not read {}: {}".format(spec["url"], exc))
+    if status != 200:
+        raise SourceError("{} answered HTTP {}".format(spec["url"], status))
+    if data is None:
+        raise SourceError("{} did not answer with JSON (or it is over {} bytes)".format(spec["url"], HTTP_MAX))
+    return field(data, spec["path"])

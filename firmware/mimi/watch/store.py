@@ -1,0 +1,156 @@
+# Watchers kept in <data>/watchers.json: definitions and a short history, bounded, never fatal to read.
+import json
+import os
+
+from mimi.platform import const
+from mimi.storage import files
+
+FILE_NAME = "watchers.json"
+BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
+WATCHERS_MAX = const(8)
+NAME_MAX = const(24)
+INSTRUCTION_MAX = const(500)  # characters of a watcher's instruction
+SOURCE_MAX = const(300)
+INTERVAL_MIN_S = const(10)  # each tick may cost an LLM call
+INTERVAL_MAX_S = const(86400)
+HISTORY_MAX = const(6)  # readings and verdicts remembered per watcher
+READING_MAX = const(200)  # characters of a reading kept in the history (and shown to the model)
+VERDICT_MAX = const(160)
+FILE_MAX = const(32 * 1024)  # a bigger watchers.json is not ours: refuse to parse it
+_FIELDS = ("name", "source", "interval", "instruction", "channel", "chat_id", "role")
+
+
+class WatchError(ValueError):
+    """A watcher that cannot be added or found; the text is meant for the user (or the model)."""
+
+
+def cut(text, limit):
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def check_name(name):
+    """The name if it is 1-24 letters, digits, _ or -; else WatchError."""
+    name = str(name).strip()
+    ok = 0 < len(name) <= NAME_MAX
+    for ch in name:
+        ok = ok and ord(ch) < 128 and (ch.isalpha() or ch.isdigit() or ch in "_-")
+    if not ok:
+        raise WatchError("a watcher name is 1 to {} letters, digits, _ or -".format(NAME_MAX))
+    return name
+
+
+def _valid(watcher):
+    if not isinstance(watcher, dict):
+        return False
+    for field in _FIELDS:
+        if field not in watcher:
+            return False
+    return isinstance(watcher["interval"], int) and isinstance(watcher["name"], str)
+
+
+def describe(watcher):
+    """One line for a person: 'greenhouse  every 60 s  adc:4  -> telegram:42  [paused]  <instruction>'."""
+    state = "  [paused]" if watcher.get("paused") else ""
+    return "{}  every {} s  {}  -> {}:{}{}  {}".format(
+        watcher["name"], watcher["interval"], watcher["source"], watcher["channel"], watcher["chat_id"],
+        state, cut(watcher["instruction"], 80))
+
+
+class Store:
+    """The watcher list in memory, written atomically on every change to a definition."""
+
+    def __init__(self, data_root):
+        self.path = files.join(data_root, FILE_NAME)
+        self.watchers = []
+        self.load()
+
+    def load(self):
+        """Read watchers.json; a missing file is no watchers, a broken one is reported and kept aside."""
+        files.remove_stale_tmp(self.path)
+        self.watchers = []
+        text = files.read_text(self.path, FILE_MAX + 1)
+        if text is None:
+            return
+        try:
+            if len(text) > FILE_MAX:
+                raise ValueError("larger than {} bytes".format(FILE_MAX))
+            found = json.loads(text).get("watchers")
+            if not isinstance(found, list):
+                raise ValueError("no watcher list")
+        except (ValueError, TypeError, AttributeError) as exc:
+            print("watch: {} is unreadable ({}); starting with no watchers, the file is kept as {}".format(
+                self.path, exc, FILE_NAME + BAD_SUFFIX))
+            self._keep_aside()
+            return
+        names = []
+        for watcher in found:
+            if _valid(watcher) and watcher["name"] not in names and len(names) < WATCHERS_MAX:
+                history = watcher.get("history")
+                watcher["history"] = history[-HISTORY_MAX:] if isinstance(history, list) else []
+                names.append(watcher["name"])
+                self.watchers.append(watcher)
+
+    def _keep_aside(self):
+        bad = self.path + BAD_SUFFIX
+        try:
+            files.remove(bad)
+            os.rename(self.path, bad)
+        except OSError as exc:
+            print("watch: could not keep the unreadable file aside: {}".format(exc))
+
+    def save(self):
+        files.write_atomic(self.path, json.dumps({"watchers": self.watchers}))
+
+    def get(self, name):
+        for watcher in self.watchers:
+            if watcher["name"] == name:
+                return watcher
+        raise WatchError("no watcher named '{}' (see watch_list)".format(name))
+
+    def add(self, name, source, interval, instruction, channel, chat_id, role):
+        """Add and save a watcher; the source must be checked by the caller. Returns the watcher dict."""
+        name = check_name(name)
+        for watcher in self.watchers:
+            if watcher["name"] == name:
+                raise WatchError("a watcher named '{}' exists already; remove it first".format(name))
+        if len(self.watchers) >= WATCHERS_MAX:
+            raise WatchError("there are already {} watchers, the most allowed; remove one first".format(WATCHERS_MAX))
+        if not isinstance(interval, int) or not INTERVAL_MIN_S <= interval <= INTERVAL_MAX_S:
+            raise WatchError("the interval is {} to {} seconds".format(INTERVAL_MIN_S, INTERVAL_MAX_S))
+        instruction = (instruction or "").strip()
+        if not instruction:
+            raise WatchError("the watcher needs an instruction: what to tell or do, and when")
+        if len(instruction) > INSTRUCTION_MAX:
+            raise WatchError("the instruction is longer than {} characters".format(INSTRUCTION_MAX))
+        if len(source) > SOURCE_MAX:
+            raise WatchError("the source is longer than {} characters".format(SOURCE_MAX))
+        watcher = {"name": name, "source": source, "interval": interval, "instruction": instruction,
+                   "channel": channel, "chat_id": str(chat_id), "role": role, "paused": False, "history": []}
+        self.watchers.append(watcher)
+        try:
+            self.save()
+        except OSError:
+            self.watchers.pop()
+            raise
+        return watcher
+
+    def remove(self, name):
+        watcher = self.get(name)
+        self.watchers.remove(watcher)
+        self.save()
+        return watcher
+
+    def set_paused(self, name, paused):
+        watcher = self.get(name)
+        watcher["paused"] = bool(paused)
+        self.save()
+        return watcher
+
+    def record(self, watcher, when, reading, verdict, persist):
+        """Append one evaluation to a watcher's history (oldest dropped); saved when `persist`."""
+        history = watcher["history"]
+        history.append({"t": when, "reading": cut(reading, READING_MAX), "verdict": cut(verdict, VERDICT_MAX)})
+        del history[:-HISTORY_MAX]
+        if persist:
+            self.save()
