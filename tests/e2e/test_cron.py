@@ -55,7 +55,7 @@ def test_a_job_fires_in_the_chat_that_asked_survives_a_restart_and_can_be_remove
 
     dev = boot()  # a power cycle: the job comes back from cron.json
     listed = dev.command("cron_list")
-    assert "2  every 3600 s" in listed and "-> cli:console  Ask how the owner is" in listed
+    assert "2  every 3600 s" in listed and "-> cli:console  as owner  Ask how the owner is" in listed  # role kept
     assert "removed cron job 2" in dev.command("cron_remove 2")
     assert "no cron jobs" in dev.command("cron_list")
     assert "no cron job with id 2" in dev.command("cron_remove 2")

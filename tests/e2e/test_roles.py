@@ -92,3 +92,17 @@ def test_tool_policy_lists_tiers_and_levels_and_blocks_a_tool(bot, tg, fake):
     assert result["is_error"] is True and "blocked it on this device" in result["content"]
     bot.command("tool_policy gpio_read autonomous")
     assert "tier operator, level autonomous" in bot.command("tool_policy gpio_read")
+
+
+def test_an_operators_cron_job_answering_in_the_console_acts_as_the_operator(bot, tg, fake, flash):
+    job = {"schedule": "in", "seconds": 2, "message": "Write the file", "channel": "cli", "chat_id": "console"}
+    fake.script(tool_use("cron_add", job), text("Scheduled."),
+                tool_use("write_file", {"path": "files/z.txt", "content": "owned"}), text("I could not write it."))
+    tg.user_message(OPERATOR, "every so often write a file for me, answering in the console")
+    assert tg.wait_for(lambda: "Scheduled." in _shown(tg, OPERATOR), 30), bot.output[-2000:]
+    assert "as operator" in bot.command("cron_list")  # the job keeps the role of whoever asked for it
+    bot.expect("I could not write it.", 30)  # the job's answer reaches the console it named
+    result = _tool_result(fake.wait_requests(4)[3])
+    assert result["is_error"] is True
+    assert "write_file was not run: it needs the owner role and the user asking is an operator" in result["content"]
+    assert not (flash / "data" / "files" / "z.txt").exists()

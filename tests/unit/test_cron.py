@@ -14,6 +14,7 @@ from mimi.channels.system import (
 from mimi.config import Config
 from mimi.cron.service import CLOCK_SET_AFTER, Cron
 from mimi.cron.store import EVERY_MIN_S, JOBS_MAX, CronError, Store
+from mimi.safety import policy
 from mimi.net.wifi import WiFi
 from mimi.storage.layout import Flash
 from mimi.tools import cron_tools, registry, send_message
@@ -260,6 +261,32 @@ def test_cron_add_defaults_to_the_requesting_chat():
         assert "removed cron job 1" in cron_tools.CronRemove().run({"id": 1})
         assert [job["id"] for job in Store(app.flash.root).jobs] == [2]
         assert "no cron job" in str(raises(registry.ToolError, cron_tools.CronRemove().run, {"id": 1}))
+    finally:
+        registry.current.clear()
+        remove_tree(app.top)
+
+
+def test_a_job_acts_with_the_role_of_whoever_asked_for_it():
+    app = _app()
+    try:
+        app.config.set("tg_config", "allowlist", "7")
+        registry.current.clear()
+        registry.current.update({"channel": "telegram", "chat_id": "7", "meta": {"user_id": 7, "role": "operator"}})
+        shown = cron_tools.CronAdd().run({"schedule": "every", "seconds": 3600, "message": "Tidy up",
+                                          "channel": "cli", "chat_id": "console"})
+        assert shown["answer_in"] == "cli:console" and shown["acts_as"] == "operator"
+        app.cron.store.jobs.append({"id": 9, "kind": "every", "seconds": 3600, "next": NOW + 3600,
+                                    "message": "Old job", "channel": "cli", "chat_id": "console"})
+        app.cron.store.save()
+        reloaded = Store(app.flash.root).jobs
+        assert reloaded[0]["role"] == "operator" and "role" not in reloaded[1]  # older jobs still load
+        app.cron.store.jobs[0]["next"] = NOW + 3600
+        assert run(app.cron.check(NOW + 3600)) == 2
+        turns = {turn.meta["job"]: turn for turn in _inbound(app)}
+        assert policy.role_of(app.config, {"channel": "system", "chat_id": turns[1].chat_id,
+                                           "meta": turns[1].meta}) == "operator"  # not the console's owner
+        assert policy.role_of(app.config, {"channel": "system", "chat_id": turns[9].chat_id,
+                                           "meta": turns[9].meta}) == "owner"  # no role stored: the chat's trust
     finally:
         registry.current.clear()
         remove_tree(app.top)

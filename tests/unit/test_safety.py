@@ -1,4 +1,5 @@
 # Safety: circuit breakers on repeated acting tool calls, and the masked, bounded audit log.
+import asyncio
 import json
 import os
 
@@ -120,9 +121,50 @@ def test_settings_are_respected():
 def test_built_in_acting_tools_are_known_by_name():
     esp32.set_flash_dir(None)
     breaker = Breaker(Config(), Clock(), [].append)
-    refusals = [breaker.before("write_file", {"path": "a", "content": "b"}) for _ in range(4)]
+    refusals = [breaker.admit("write_file", {"path": "a", "content": "b"}) for _ in range(4)]
     assert refusals[:3] == [None, None, None] and "write_file" in refusals[3]
-    assert [breaker.before("read_file", {"path": "a"}) for _ in range(5)] == [None] * 5
+    assert [breaker.admit("read_file", {"path": "a"}) for _ in range(5)] == [None] * 5
+
+
+class Refuser:
+    """An approver (like the role policy) that refuses every call."""
+
+    async def approve(self, name, data, tool):
+        return "{} was not run: it needs the owner role".format(name)
+
+
+def test_calls_the_approvers_refuse_never_count_towards_a_breaker():
+    registry, switch, clock, told = _setup()
+    registry.approvers.append(Refuser())
+    for _ in range(6):
+        text, is_error = _call(registry, "switch_light", {"on": True})
+        assert is_error and text.endswith("it needs the owner role")  # the role's reason, not the breaker's
+    registry.approvers.pop()
+    for _ in range(3):
+        assert _call(registry, "switch_light", {"on": True}) == ("done", False)
+    assert told == [] and switch.runs == 3
+    assert "circuit breaker open" in _call(registry, "switch_light", {"on": True})[0]
+
+
+class Pauser:
+    """An approver that lets every call through after a pause (as a confirmation would)."""
+
+    async def approve(self, name, data, tool):
+        await asyncio.sleep(0)
+        return None
+
+
+def test_identical_calls_approved_at_once_are_counted_as_each_is_let_through():
+    registry, switch, clock, told = _setup()
+    registry.approvers.append(Pauser())  # all five pass the first check before any is counted
+    calls = [registry.execute("switch_light", {"on": True}) for _ in range(5)]
+
+    async def together():
+        return await asyncio.gather(*calls)
+
+    results = run(together())
+    assert [is_error for _, is_error in results].count(False) == 3 and switch.runs == 3
+    assert len(told) == 1
 
 
 def test_canonical_text_ignores_key_order_but_not_values():

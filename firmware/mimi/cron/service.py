@@ -31,13 +31,13 @@ class Cron:
         add("cron_remove", self.cmd_remove, "cron_remove <id>", 1, 1, "delete a scheduled job")
 
     # -- what the tools call --
-    def add(self, kind, seconds, when, message, target, now=None):
-        """Schedule a job answering in target=(channel, chat_id); returns the job dict."""
+    def add(self, kind, seconds, when, message, target, now=None, role=None):
+        """Schedule a job answering in target=(channel, chat_id), acting with `role`; returns the job dict."""
         now = platform.unix_time() if now is None else now
         if not clock_is_set(now):
             raise CronError("the device clock is not set yet, so nothing can be scheduled")
         channel, chat_id = check_target(target[0], target[1])
-        job = self.store.add(kind, seconds, when, message, channel, chat_id, now)
+        job = self.store.add(kind, seconds, when, message, channel, chat_id, now, role)
         self._wake.set()
         return job
 
@@ -110,6 +110,8 @@ class Cron:
             job_id, schedule, target[0], target[1], job["message"])
         # The turn belongs to the target chat's conversation, so a reminder is part of it.
         meta = {"source": "cron", "job": job_id, "session": target, "on_reply": on_reply}
+        if job.get("role"):  # the job acts with its creator's role, not the trust of the chat it answers in
+            meta["role"] = job["role"]
         return system_message(target, content, meta)
 
     # -- console --

@@ -33,8 +33,9 @@ def describe(job):
     from mimi import platform
 
     when = "every {} s".format(job["seconds"]) if job["kind"] == "every" else "once"
-    return "{}  {}  next {}  -> {}:{}  {}".format(
-        job["id"], when, platform.utc_stamp(job["next"]), job["channel"], job["chat_id"], job["message"])
+    return "{}  {}  next {}  -> {}:{}{}  {}".format(
+        job["id"], when, platform.utc_stamp(job["next"]), job["channel"], job["chat_id"],
+        "  as " + job["role"] if job.get("role") else "", job["message"])
 
 
 class Store:
@@ -71,8 +72,9 @@ class Store:
         data = {"next_id": self.next_id, "jobs": self.jobs}
         files.write_atomic(self.path, json.dumps(data))
 
-    def add(self, kind, seconds, when, message, channel, chat_id, now):
-        """Add and save a job; kind "every" repeats each `seconds`, "at" runs once at unix time `when`."""
+    def add(self, kind, seconds, when, message, channel, chat_id, now, role=None):
+        """Add and save a job; kind "every" repeats each `seconds`, "at" runs once at unix time `when`.
+        `role` is the role of whoever asked for it: the job's turns act with it (none: the target chat's)."""
         if kind not in KINDS:
             raise CronError("schedule must be 'every' or 'at'")
         if len(self.jobs) >= JOBS_MAX:
@@ -93,6 +95,8 @@ class Store:
             seconds, first = 0, when
         job = {"id": self.next_id, "kind": kind, "seconds": seconds, "next": first,
                "message": message, "channel": channel, "chat_id": str(chat_id)}
+        if role:
+            job["role"] = role
         self.jobs.append(job)
         self.next_id += 1
         try:

@@ -83,7 +83,16 @@ class Breaker:
         del self.calls[oldest]
 
     def before(self, name, data, tool=None):
-        """None to let the call run, else the reason it is refused."""
+        """None to let the call go on to the approvers, else the reason it is refused. Nothing is counted
+        here: a call the roles or the user refuse never ran, so it cannot open a breaker."""
+        return self._check(name, data, tool, False)
+
+    def admit(self, name, data, tool=None):
+        """The approvers let the call through: count it (checked again, as identical calls may have
+        been approved meanwhile)."""
+        return self._check(name, data, tool, True)
+
+    def _check(self, name, data, tool, count):
         if not is_acting(name, tool):
             return None
         limit, window_s, quiet_s = self._settings()
@@ -94,16 +103,19 @@ class Breaker:
             entry = None  # quiet long enough: the breaker closes and counting starts afresh
             del self.calls[key]
         if entry is None:
+            if not count:
+                return None
             if len(self.calls) >= _KEYS_MAX:
                 self._forget_oldest(now)
             entry = [[], now, False]
             self.calls[key] = entry
-        entry[1] = now
+        entry[1] = now  # an attempt while open keeps it open
         if not entry[2]:
             window_ms = window_s * _MS_PER_S
             entry[0] = [t for t in entry[0] if platform.ticks_diff(now, t) < window_ms]
             if len(entry[0]) < limit:
-                entry[0].append(now)
+                if count:
+                    entry[0].append(now)
                 return None
             entry[0] = []
             entry[2] = True

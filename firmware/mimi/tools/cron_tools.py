@@ -2,6 +2,7 @@
 from mimi import platform
 from mimi.channels.system import TARGET_CHANNELS, check_reachable, encode_target, requesting_chat
 from mimi.cron.store import CronError, EVERY_MIN_S
+from mimi.safety.policy import role_of
 from mimi.tools import registry
 from mimi.tools.registry import ToolError
 
@@ -24,6 +25,8 @@ def _shown(job):
 
     shown = {"id": job["id"], "message": job["message"], "next_run_utc": iso_utc(job["next"]),
              "next_run_unix": job["next"], "answer_in": encode_target(job["channel"], job["chat_id"])}
+    if job.get("role"):
+        shown["acts_as"] = job["role"]
     if job["kind"] == "every":
         shown["every_seconds"] = job["seconds"]
     else:
@@ -69,9 +72,11 @@ class CronAdd:
             raise ToolError("schedule 'at' needs `at` (a Unix time)")
         if schedule == "in":
             schedule, when = "at", now + seconds
+        # The job's turns act with the asker's role: an operator's job answering in the console is no owner.
+        role = role_of(_app[0].config, registry.current)
         try:
             target = check_reachable(_app[0], target, requesting)
-            job = cron.add(schedule, seconds or 0, when or 0, input["message"], target, now)
+            job = cron.add(schedule, seconds or 0, when or 0, input["message"], target, now, role)
         except ValueError as exc:  # CronError included
             raise ToolError(str(exc))
         return _shown(job)

@@ -93,7 +93,8 @@ class Registry:
         self.tools = {}
         self.warnings = []
         self._definitions = None
-        self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None and after(...)
+        self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None, optional admit(...)
+        # (the same, once the approvers let the call through) and after(name, data, text, is_error, took_ms)
         # [safety] objects with async approve(name, data, tool) -> refusal|None, asked after the guards let a
         # call through (roles, autonomy levels, confirmations); the turn is in `current`. An approver may
         # also have async ran(name, data, tool, text, is_error, turn), awaited after a call it let through.
@@ -178,6 +179,10 @@ class Registry:
                 refusal = await approver.approve(name, data, tool)
             except Exception as exc:  # a broken approver refuses: never run an unchecked call
                 refusal = "{} was not run: its safety check failed ({})".format(name, exc)
+        for guard in self.guards if not refusal else ():
+            admit = getattr(guard, "admit", None)  # e.g. the breaker counts only calls that will run
+            if admit is not None:
+                refusal = refusal or _guarded(admit, name, data, tool)
         text, is_error = (refusal, True) if refusal else await self._run(name, data)
         for approver in self.approvers if not refusal else ():
             ran = getattr(approver, "ran", None)  # e.g. the policy's "I ran gpio_write" report
