@@ -1,4 +1,6 @@
 # Every injected fault, seen from outside under both runtimes: what the user gets, and that the device goes on.
+import time
+
 import pytest
 
 from host_sim.fake_anthropic import error, garbage, long_line, text
@@ -73,15 +75,42 @@ def test_a_reply_that_meets_telegram_server_errors_arrives_once(bot, tg, fake):
 
 def test_a_reply_is_kept_until_telegram_can_be_reached_again(bot, tg, fake):
     # Telegram unreachable when the reply is ready (the link is down): the reply waits and goes out once.
-    fake.script(text("Worth the wait."))
+    fake.script(text("Worth the wait.", chunk=3, delay=0.4))
     tg.user_message(OWNER, "ping")
     assert tg.wait_for(lambda: any(c["method"] == "sendChatAction" for c in tg.calls), 30)
+    time.sleep(0.5)  # the typing call is answered; the reply is still streaming when Telegram goes away
     tg.port = int(tg.url.rsplit(":", 1)[1])  # come back on the same address
     tg.stop()
     bot.expect("reply not sent .*cannot reach 127.0.0.1.*trying again", timeout=40)
     tg.start()
     assert tg.wait_for(lambda: _shown(tg), 60), bot.output[-2000:]
     assert _shown(tg) == ["Worth the wait."]
+
+
+def test_a_reply_telegram_cannot_take_for_long_waits_on_flash_and_arrives_once_after_a_restart(boot, tg, fake, flash):
+    # Telegram out of reach for longer than the sender's patience, and a power cycle meanwhile.
+    health = ("--health", "tg_patience_s=2,tg_outbox_s=1")
+    bot = boot("--telegram-api", tg.url, *health)
+    for line in ("set_api_key " + API_KEY, "set_tg_token " + TOKEN, "tg_allow {}".format(OWNER)):
+        bot.command(line)
+    fake.script(text("Late, but here.", chunk=3, delay=0.4), text("And the next one."))
+    tg.user_message(OWNER, "ping")
+    assert tg.wait_for(lambda: any(c["method"] == "sendChatAction" for c in tg.calls), 30)
+    time.sleep(0.5)  # the typing call is answered; the reply is still streaming when Telegram goes away
+    tg.port = int(tg.url.rsplit(":", 1)[1])  # come back on the same address
+    tg.stop()
+    bot.expect("reply to chat 42 not delivered .*it is kept and sent once Telegram answers", timeout=40)
+    assert "Late, but here." in (flash / "data" / "tg_outbox.json").read_text()
+    bot.stop()
+    bot = boot("--telegram-api", tg.url, *health)
+    assert "Telegram: 1 reply is waiting to be delivered" in bot.output
+    tg.start()
+    assert tg.wait_for(lambda: _shown(tg), 60), bot.output[-2000:]
+    tg.user_message(OWNER, "and now?")
+    assert tg.wait_for(lambda: len(_shown(tg)) == 2, 60), bot.output[-2000:]
+    assert _shown(tg) == ["Late, but here.", "And the next one."]  # each once, in order
+    assert len(fake.requests) == 2  # "ping" was not answered a second time
+    assert (flash / "data" / "tg_outbox.json").read_text() == "[]"
 
 
 def test_a_poll_answered_later_than_the_client_waits_is_cut_and_polling_goes_on(boot, tg, fake):

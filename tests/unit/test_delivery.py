@@ -1,8 +1,10 @@
 # A reply that cannot leave the device (WiFi down) is sent again; one that may have arrived is not repeated.
-from support import raises, run
+from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi.net import http
+from mimi.telegram import outbox
 from mimi.telegram.api import TelegramError
+from mimi.telegram.outbox import Outbox, Undelivered
 from mimi.telegram.sender import Sender
 
 
@@ -50,11 +52,86 @@ def test_telegram_server_errors_are_retried_and_a_bad_request_is_not():
     assert exc.code == 400 and len(api.calls) == 1
 
 
-def test_patience_runs_out_with_the_network_error():
+def test_patience_runs_out_with_the_parts_not_shown_and_the_network_error():
     down = http.NotSent("cannot reach api.telegram.org:443 (no route to host)")
-    api = ScriptedAPI(*([down] * 50))
-    exc = raises(http.NotSent, run, _sender(api, patience_s=0.05).send_plain(42, "Lost cause."))
-    assert "no route to host" in str(exc) and 2 <= len(api.calls) < 50
+    api = ScriptedAPI({"message_id": 1}, *([down] * 50))
+    long_reply = "First part. " * 300 + "\n\n" + "Second part. " * 300  # two messages of at most 4096
+    exc = raises(Undelivered, run, _sender(api, patience_s=0.05).reply(42, long_reply))
+    assert "no route to host" in str(exc) and isinstance(exc.cause, http.NotSent) and 3 <= len(api.calls) < 50
+    assert len(exc.parts) == 1 and exc.parts[0][1].startswith("Second part.")  # the first one was shown
+
+
+class FakeSender:
+    """Delivers into `shown` unless `down` (then Undelivered), or raises a scripted error once."""
+
+    def __init__(self):
+        self.shown, self.down, self.error = [], False, None
+
+    async def deliver_part(self, chat_id, html, plain):
+        if self.down:
+            raise Undelivered([(html, plain)], http.NotSent("no route to host"))
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        self.shown.append((chat_id, plain))
+
+
+def _outbox(top, sender):
+    box = Outbox(top, sender)
+    box.retry_s = 0.01
+    return box
+
+
+def test_waiting_replies_survive_a_restart_and_go_out_in_order_once_telegram_answers():
+    top = tempdir("outbox")
+    try:
+        sender = FakeSender()
+        sender.down = True
+        box = _outbox(top, sender)
+        box.add(42, [("<b>One</b>", "**One**"), (None, "Two")], http.NotSent("no route to host"))
+        assert box.holds(42) and box.holds("42") and not box.holds(7)
+        box.add(7, [(None, "Seven")])
+        run(box._send_oldest())  # still down: nothing lost, nothing shown
+        assert sender.shown == [] and len(box.replies) == 2
+        box = _outbox(top, sender)  # a power cycle: read back from flash
+        assert [r["chat"] for r in box.replies] == ["42", "7"]
+        sender.down = False
+        assert run(box._send_oldest()) and run(box._send_oldest())
+        assert sender.shown == [("42", "**One**"), ("42", "Two"), ("7", "Seven")]
+        assert box.replies == [] and box.delivered == 2
+        assert _outbox(top, sender).replies == []  # and nothing is sent twice after the next restart
+    finally:
+        remove_tree(top)
+
+
+def test_a_refused_reply_is_given_up_and_one_that_may_have_arrived_is_not_repeated():
+    top = tempdir("outbox")
+    try:
+        sender = FakeSender()
+        box = _outbox(top, sender)
+        box.add(42, [(None, "Blocked")])
+        sender.error = TelegramError(403, "Forbidden: bot was blocked by the user")
+        assert run(box._send_oldest()) and sender.shown == [] and box.replies == []
+        box.add(42, [(None, "Maybe"), (None, "Surely")])
+        sender.error = http.HTTPError("connection closed mid-response")
+        assert run(box._send_oldest()) and sender.shown == [("42", "Surely")]
+    finally:
+        remove_tree(top)
+
+
+def test_the_outbox_is_bounded_and_an_unreadable_file_is_no_replies():
+    top = tempdir("outbox")
+    try:
+        box = _outbox(top, FakeSender())
+        for i in range(outbox.REPLIES_MAX + 2):
+            box.add(i, [(None, "reply {}".format(i))])
+        assert len(box.replies) == outbox.REPLIES_MAX and box.replies[0]["chat"] == "2"  # the oldest went
+        box.add(99, [(None, "x" * 4000)] * 6)  # over the file's size: older replies make room
+        assert box.replies[-1]["chat"] == "99" and len(read(box.path)) <= outbox.FILE_MAX
+        write(box.path, '[{"chat": "1", "parts": [[null, "torn')
+        assert _outbox(top, FakeSender()).replies == []
+    finally:
+        remove_tree(top)
 
 
 def test_connection_refused_is_not_sent_and_a_hang_up_after_the_request_is_not_that():

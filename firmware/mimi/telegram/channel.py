@@ -1,8 +1,11 @@
 # The `telegram` channel: who may talk (allowlist and roles), groups, bot commands, buttons, replies.
+import asyncio
+
 from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.safety import confirm, roles
 from mimi.telegram.api import BotAPI
+from mimi.telegram.outbox import Outbox, Undelivered
 from mimi.telegram.poller import Poller
 from mimi.telegram.sender import Sender
 
@@ -76,6 +79,7 @@ class Telegram:
         self.app = app
         self.api = BotAPI(app.config)
         self.sender = Sender(self.api)
+        self.outbox = Outbox(app.flash.root, self.sender)
         self.poller = Poller(self.api, self._on_update, self._asking, lambda: not app.bus.inbound.full())
         self.bot = None  # getMe's answer: the bot's id and @username (for group mentions)
         self._strangers = []
@@ -97,6 +101,7 @@ class Telegram:
             self.poller.wake()
 
     async def run(self):
+        self.outbox_task = asyncio.create_task(self.outbox.run())  # kept: a task nobody holds may vanish
         await self._whoami()
         await self.poller.run()
 
@@ -285,11 +290,17 @@ class Telegram:
     async def send(self, message):
         meta = message.meta or {}
         request = meta.get("request") or {}
+        is_error = meta.get("kind") == "error"
         try:
-            if meta.get("kind") in ("report", "notice"):  # beside a reply being streamed, not ending it
+            if self.outbox.holds(message.chat_id):  # an older reply still waits: this one goes after it
+                await self.sender.stop(message.chat_id)
+                self.outbox.add(message.chat_id, self.sender.parts(message.content, is_error))
+            elif meta.get("kind") in ("report", "notice"):  # beside a reply being streamed, not ending it
                 await self.sender.send_plain(message.chat_id, message.content)
             else:
-                await self.sender.reply(message.chat_id, message.content, meta.get("kind") == "error")
+                await self.sender.reply(message.chat_id, message.content, is_error)
+        except Undelivered as exc:  # kept on flash and sent when Telegram answers: late, not lost
+            self.outbox.add(message.chat_id, exc.parts, exc.cause)
         finally:
             if "update_id" in request:
                 self.poller.answered(request["update_id"])

@@ -6,6 +6,7 @@ from mimi.net.http import HTTPError, NotSent
 from mimi.platform import const
 from mimi.telegram import markup
 from mimi.telegram.api import TelegramError
+from mimi.telegram.outbox import Undelivered
 
 DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
 DRAFT_TAIL = const(3500)  # a draft shows the newest part of a long reply
@@ -45,11 +46,17 @@ class _Stream:
         self.task = None
 
 
+def _transient(exc):
+    """True for a failure after which the reply surely did not arrive and may be sent again later."""
+    return isinstance(exc, NotSent) or (isinstance(exc, TelegramError) and (exc.code >= 500 or exc.code == 429))
+
+
 class Sender:
+    patience_s = DELIVERY_PATIENCE_S  # class attributes, so tests (and --health) can shorten them
+    backoff_first_s = DELIVERY_BACKOFF_FIRST_S
+
     def __init__(self, api):
         self.api = api
-        self.patience_s = DELIVERY_PATIENCE_S  # attributes, so tests can shorten them
-        self.backoff_first_s = DELIVERY_BACKOFF_FIRST_S
         self.drafts_ok = True  # until Telegram refuses sendMessageDraft once
         self._streams = {}
         self._draft_ids = 0
@@ -164,24 +171,39 @@ class Sender:
             print("Telegram: {} failed: {}".format(method, exc))
 
     # -- the final reply --
-    async def reply(self, chat_id, text, is_error=False):
-        """Deliver the final text, split at 4096 characters; raises when Telegram will not take it."""
-        stream = await self.stop(chat_id)
+    @staticmethod
+    def parts(text, is_error=False):
+        """The [html or None, plain] messages a final reply is sent as, split at 4096 characters."""
         if is_error:
-            await self.send_plain(chat_id, "\u26a0\ufe0f " + text)
-            return
-        parts = markup.split_html(text, markup.MESSAGE_LIMIT)
-        first = True
-        for html, plain in parts:
-            if first and stream is not None and stream.message_id is not None:
-                await self._deliver("editMessageText", {"chat_id": _chat(chat_id), "message_id": stream.message_id}, html, plain)
-            else:
-                await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, html, plain)
-            first = False
+            return [(None, part) for part in markup.split("\u26a0\ufe0f " + text, markup.MESSAGE_LIMIT)]
+        return markup.split_html(text, markup.MESSAGE_LIMIT)
+
+    async def reply(self, chat_id, text, is_error=False):
+        """Deliver the final text; Undelivered (with the parts not shown) when the network or Telegram's
+        5xx outlast the patience, another error when Telegram refuses it."""
+        stream = await self.stop(chat_id)
+        editing = stream is not None and stream.message_id is not None and not is_error
+        await self._send_parts(chat_id, self.parts(text, is_error), stream.message_id if editing else None)
 
     async def send_plain(self, chat_id, text):
-        for part in markup.split(text, markup.MESSAGE_LIMIT):
-            await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, None, part)
+        await self._send_parts(chat_id, [(None, part) for part in markup.split(text, markup.MESSAGE_LIMIT)])
+
+    async def deliver_part(self, chat_id, html, plain):
+        """One waiting part as a new message (the outbox); Undelivered while Telegram is out of reach."""
+        await self._send_parts(chat_id, [(html, plain)])
+
+    async def _send_parts(self, chat_id, parts, edit_id=None):
+        for i, (html, plain) in enumerate(parts):
+            try:
+                if i == 0 and edit_id is not None:  # the message that showed the reply streaming
+                    await self._deliver("editMessageText", {"chat_id": _chat(chat_id), "message_id": edit_id},
+                                        html, plain)
+                else:
+                    await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, html, plain)
+            except Exception as exc:
+                if _transient(exc):
+                    raise Undelivered(parts[i:], exc)
+                raise
 
     async def _deliver(self, method, params, html, plain):
         """Send one part. Retried while it is safe: 429 (after retry_after), Telegram's 5xx, and a request
