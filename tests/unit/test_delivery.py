@@ -119,6 +119,25 @@ def test_a_refused_reply_is_given_up_and_one_that_may_have_arrived_is_not_repeat
         remove_tree(top)
 
 
+def test_a_reply_pushed_out_while_it_is_being_sent_leaves_the_newer_ones_waiting():
+    top = tempdir("outbox")
+    try:
+        box = _outbox(top, None)
+
+        class Busy(FakeSender):
+            async def deliver_part(self, chat_id, html, plain):
+                for i in range(outbox.REPLIES_MAX):  # new replies arrive while this one is on its way
+                    box.add(100 + i, [(None, "newer {}".format(i))])
+                self.shown.append((chat_id, plain))
+
+        box.sender = Busy()
+        box.add(1, [(None, "oldest")])
+        assert run(box._send_oldest()) and box.sender.shown == [("1", "oldest")]
+        assert [r["chat"] for r in box.replies] == [str(100 + i) for i in range(outbox.REPLIES_MAX)]
+    finally:
+        remove_tree(top)
+
+
 def test_the_outbox_is_bounded_and_an_unreadable_file_is_no_replies():
     top = tempdir("outbox")
     try:

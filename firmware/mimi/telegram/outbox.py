@@ -85,7 +85,12 @@ class Outbox:
             if not self.replies:
                 self._wake.clear()
                 await self._wake.wait()
-            if not await self._send_oldest():
+            try:
+                sent = await self._send_oldest()
+            except Exception as exc:  # never let the task end: the replies would wait until a reboot
+                print("Telegram: sending the waiting replies failed: {}: {}".format(exc.__class__.__name__, exc))
+                sent = False
+            if not sent:
                 await asyncio.sleep(self.retry_s)
 
     async def _send_oldest(self):
@@ -105,7 +110,8 @@ class Outbox:
                 print("Telegram: a waiting reply to chat {} may not have arrived: {}".format(reply["chat"], exc))
             reply["parts"].pop(0)
             self._save()
-        self.replies.remove(reply)
+        if self.replies and self.replies[0] is reply:  # (a burst of new ones may have pushed it out meanwhile)
+            self.replies.pop(0)
         self.delivered += 1
         self._save()
         return True
