@@ -73,14 +73,20 @@ def test_a_reply_that_meets_telegram_server_errors_arrives_once(bot, tg, fake):
     assert len(failed) == 2
 
 
-def test_a_reply_is_kept_until_telegram_can_be_reached_again(bot, tg, fake):
-    # Telegram unreachable when the reply is ready (the link is down): the reply waits and goes out once.
-    fake.script(text("Worth the wait.", chunk=3, delay=0.4))
+def _telegram_goes_away_mid_reply(tg):
+    """The owner writes "ping"; Telegram stops answering while the (slow) reply streams, and comes back on
+    the same address with tg.start()."""
     tg.user_message(OWNER, "ping")
     assert tg.wait_for(lambda: any(c["method"] == "sendChatAction" for c in tg.calls), 30)
     time.sleep(0.5)  # the typing call is answered; the reply is still streaming when Telegram goes away
-    tg.port = int(tg.url.rsplit(":", 1)[1])  # come back on the same address
+    tg.port = int(tg.url.rsplit(":", 1)[1])
     tg.stop()
+
+
+def test_a_reply_is_kept_until_telegram_can_be_reached_again(bot, tg, fake):
+    # Telegram unreachable when the reply is ready (the link is down): the reply waits and goes out once.
+    fake.script(text("Worth the wait.", chunk=3, delay=0.4))
+    _telegram_goes_away_mid_reply(tg)
     bot.expect("reply not sent .*cannot reach 127.0.0.1.*trying again", timeout=40)
     tg.start()
     assert tg.wait_for(lambda: _shown(tg), 60), bot.output[-2000:]
@@ -94,11 +100,7 @@ def test_a_reply_telegram_cannot_take_for_long_waits_on_flash_and_arrives_once_a
     for line in ("set_api_key " + API_KEY, "set_tg_token " + TOKEN, "tg_allow {}".format(OWNER)):
         bot.command(line)
     fake.script(text("Late, but here.", chunk=3, delay=0.4), text("And the next one."))
-    tg.user_message(OWNER, "ping")
-    assert tg.wait_for(lambda: any(c["method"] == "sendChatAction" for c in tg.calls), 30)
-    time.sleep(0.5)  # the typing call is answered; the reply is still streaming when Telegram goes away
-    tg.port = int(tg.url.rsplit(":", 1)[1])  # come back on the same address
-    tg.stop()
+    _telegram_goes_away_mid_reply(tg)
     bot.expect("reply to chat 42 not delivered .*it is kept and sent once Telegram answers", timeout=40)
     assert "Late, but here." in (flash / "data" / "tg_outbox.json").read_text()
     bot.stop()
