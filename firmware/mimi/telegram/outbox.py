@@ -71,13 +71,13 @@ class Outbox:
         return any(reply["chat"] == chat for reply in self.replies)
 
     def add(self, chat_id, parts, cause=None):
-        if cause is not None:
-            print("Telegram: reply to chat {} not delivered ({}); it is kept and sent once Telegram answers"
-                  .format(chat_id, cause))
         self.replies.append({"chat": str(chat_id), "parts": [list(part) for part in parts]})
         while len(self.replies) > REPLIES_MAX:
             self._drop_oldest("more than {} replies are waiting".format(REPLIES_MAX))
         self._save()
+        if cause is not None:  # said once it is kept
+            print("Telegram: reply to chat {} not delivered ({}); it is kept and sent once Telegram answers"
+                  .format(chat_id, cause))
         self._wake.set()
 
     async def run(self):
