@@ -38,7 +38,7 @@ def main(argv=None):
         parser.error("unknown figures: {} (known: {})".format(", ".join(sorted(unknown)),
                                                                 ", ".join(GOALS)))
     started = time.monotonic()
-    log("building the .mpy bundle (tools/bundle.py -> build/bench-bundle)")
+    log("building the .mpy bundle (tools/bundle.py -> build/bench-bundle-<pid>)")
     build_bundle()
     results = {"machine": machine.describe(), "quick": QUICK, "timing_heap": TIMING_HEAP,
                "taken": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "figures": {}}

@@ -1,4 +1,5 @@
 # Shared ground for every figure: runtimes, the bundle, the standard flash, a firmware process.
+import atexit
 import json
 import os
 import re
@@ -14,7 +15,9 @@ VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 MICROPYTHON_BIN = os.path.join(VENV_BIN, "micropython")
 if not os.path.exists(MICROPYTHON_BIN):
     MICROPYTHON_BIN = shutil.which("micropython") or "micropython"
-BUNDLE = os.path.join(ROOT, "build", "bench-bundle")
+# Each run builds its own bundle (removed when it ends): `make bench` and `make soak` side by side never
+# import a half-rebuilt module of the other's.
+BUNDLE = os.path.join(ROOT, "build", "bench-bundle-{}".format(os.getpid()))
 BUNDLE_LIB = os.path.join(BUNDLE, "lib")
 SOURCE_LIB = os.path.join(ROOT, "firmware")
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "build", "bench-work")  # flashes, data
@@ -58,7 +61,8 @@ def runtime_command(name, heap=TIMING_HEAP):
 
 
 def build_bundle():
-    """tools/bundle.py into build/bench-bundle (what ships to the board, .mpy)."""
+    """tools/bundle.py into build/bench-bundle-<pid> (what ships to the board, .mpy), removed at exit."""
+    atexit.register(shutil.rmtree, BUNDLE, True)
     done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bundle.py"), "--out",
                            BUNDLE], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
