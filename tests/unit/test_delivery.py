@@ -176,3 +176,58 @@ def test_connection_refused_is_not_sent_and_a_hang_up_after_the_request_is_not_t
 
     exc = raises(http.HTTPError, run, main())
     assert not isinstance(exc, http.NotSent)
+
+
+class _Commands:
+    def add(self, *args):
+        pass
+
+
+class _Holder:
+    pass
+
+
+def _telegram_channel(top, api):
+    """The Telegram channel on a scripted Bot API, its flash under top."""
+    import esp32
+    from mimi.bus.message import Bus
+    from mimi.config import Config
+    from mimi.telegram.channel import Telegram
+
+    esp32.set_flash_dir(None)
+    app = _Holder()
+    app.config, app.bus, app.channels, app.services = Config(), Bus(), {}, []
+    app.flash = _Holder()
+    app.flash.root = top
+    app.console = _Holder()
+    app.console.commands = _Commands()
+    channel = Telegram(app)
+    channel.api = channel.sender.api = api
+    channel.sender.backoff_first_s, channel.sender.patience_s = 0.01, 0.03
+    return channel
+
+
+def test_while_a_reply_waits_newer_ones_to_that_chat_queue_behind_it_and_others_go_out():
+    from mimi.bus.message import Message
+
+    top = tempdir("outbox")
+    try:
+        down = http.NotSent("cannot reach api.telegram.org:443 (no route to host)")
+        api = ScriptedAPI(*([down] * 6))
+        channel = _telegram_channel(top, api)
+        run(channel.send(Message("telegram", "42", "First answer.", {})))
+        assert channel.outbox.holds(42) and api.calls[-1] == ("sendMessage", "First answer.")
+        api.outcomes = []  # Telegram answers again
+        run(channel.send(Message("telegram", "42", "Second answer.", {})))
+        run(channel.send(Message("telegram", "42", "I ran gpio_write", {"kind": "report"})))
+        run(channel.send(Message("telegram", "7", "Another chat.", {})))
+        sent = [text for method, text in api.calls if method == "sendMessage"]
+        assert sent[-1] == "Another chat." and "Second answer." not in sent  # 42's order is kept
+        assert [r["parts"][0] for r in channel.outbox.replies] == [
+            ["First answer.", "First answer."], ["Second answer.", "Second answer."], [None, "I ran gpio_write"]]
+        while channel.outbox.replies:
+            assert run(channel.outbox._send_oldest())
+        sent = [text for method, text in api.calls if method == "sendMessage"]
+        assert sent[-3:] == ["First answer.", "Second answer.", "I ran gpio_write"]
+    finally:
+        remove_tree(top)

@@ -291,11 +291,14 @@ class Telegram:
         meta = message.meta or {}
         request = meta.get("request") or {}
         is_error = meta.get("kind") == "error"
+        beside = meta.get("kind") in ("report", "notice")  # sent beside a reply being streamed, not ending it
         try:
             if self.outbox.holds(message.chat_id):  # an older reply still waits: this one goes after it
-                await self.sender.stop(message.chat_id)
-                self.outbox.add(message.chat_id, self.sender.parts(message.content, is_error))
-            elif meta.get("kind") in ("report", "notice"):  # beside a reply being streamed, not ending it
+                if not beside:
+                    await self.sender.stop(message.chat_id)
+                text = message.content
+                self.outbox.add(message.chat_id, Sender.plain_parts(text) if beside else Sender.parts(text, is_error))
+            elif beside:
                 await self.sender.send_plain(message.chat_id, message.content)
             else:
                 await self.sender.reply(message.chat_id, message.content, is_error)

@@ -175,8 +175,13 @@ class Sender:
     def parts(text, is_error=False):
         """The [html or None, plain] messages a final reply is sent as, split at 4096 characters."""
         if is_error:
-            return [(None, part) for part in markup.split("\u26a0\ufe0f " + text, markup.MESSAGE_LIMIT)]
+            return Sender.plain_parts("\u26a0\ufe0f " + text)
         return markup.split_html(text, markup.MESSAGE_LIMIT)
+
+    @staticmethod
+    def plain_parts(text):
+        """The same for text sent as it is (reports, notices, errors): no HTML."""
+        return [(None, part) for part in markup.split(text, markup.MESSAGE_LIMIT)]
 
     async def reply(self, chat_id, text, is_error=False):
         """Deliver the final text; Undelivered (with the parts not shown) when the network or Telegram's
@@ -186,7 +191,7 @@ class Sender:
         await self._send_parts(chat_id, self.parts(text, is_error), stream.message_id if editing else None)
 
     async def send_plain(self, chat_id, text):
-        await self._send_parts(chat_id, [(None, part) for part in markup.split(text, markup.MESSAGE_LIMIT)])
+        await self._send_parts(chat_id, self.plain_parts(text))
 
     async def deliver_part(self, chat_id, html, plain):
         """One waiting part as a new message (the outbox); Undelivered while Telegram is out of reach."""
