@@ -61,6 +61,18 @@ def test_patience_runs_out_with_the_parts_not_shown_and_the_network_error():
     assert len(exc.parts) == 1 and exc.parts[0][1].startswith("Second part.")  # the first one was shown
 
 
+def test_a_waiting_part_is_tried_once_per_round():
+    down = http.NotSent("cannot reach api.telegram.org:443 (no route to host)")
+    api = ScriptedAPI(down, TelegramError(502, "Bad Gateway"))
+    sender = _sender(api)
+    for _ in range(2):
+        exc = raises(Undelivered, run, sender.deliver_part("42", "<b>Hi</b>", "**Hi**"))
+        assert exc.parts == [("<b>Hi</b>", "**Hi**")]
+    assert len(api.calls) == 2  # one call each: no backoff inside a round
+    run(sender.deliver_part("42", "<b>Hi</b>", "**Hi**"))
+    assert api.calls[-1] == ("sendMessage", "<b>Hi</b>")
+
+
 class FakeSender:
     """Delivers into `shown` unless `down` (then Undelivered), or raises a scripted error once."""
 

@@ -194,8 +194,14 @@ class Sender:
         await self._send_parts(chat_id, self.plain_parts(text))
 
     async def deliver_part(self, chat_id, html, plain):
-        """One waiting part as a new message (the outbox); Undelivered while Telegram is out of reach."""
-        await self._send_parts(chat_id, [(html, plain)])
+        """One waiting part as a new message, tried once (the outbox has its own rhythm, and a console
+        line per failed try would flood it); Undelivered while Telegram is out of reach."""
+        try:
+            await self._deliver_once("sendMessage", {"chat_id": _chat(chat_id)}, html, plain)
+        except Exception as exc:
+            if _transient(exc):
+                raise Undelivered([(html, plain)], exc)
+            raise
 
     async def _send_parts(self, chat_id, parts, edit_id=None):
         for i, (html, plain) in enumerate(parts):
