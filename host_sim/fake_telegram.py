@@ -128,6 +128,11 @@ class FakeTelegram(BackgroundServer):
         with self._lock:
             self._world.duplicate_next = True
 
+    def hold_answer_next(self, method, seconds):
+        """The next call of method takes effect, but its answer is held `seconds` (the call is marked
+        "held" in calls meanwhile): the user sees the message, the bot has not heard that it went out."""
+        self._script(method, {"kind": "hold", "seconds": seconds})
+
     def slow_next(self, method, seconds):
         """Wait `seconds` before handling the next call of method."""
         with self._lock:
@@ -138,7 +143,7 @@ class FakeTelegram(BackgroundServer):
     @property
     def calls(self):
         """Every request: {"method", "params", "time", "status", "response"}, oldest first;
-        "fault" names a scripted reset/malformed answer, "client_gone" an answer nobody read."""
+        "fault" names a scripted reset/malformed answer, "held" a held one, "client_gone" an answer nobody read."""
         with self._lock:
             return [dict(c) for c in self._calls]
 
@@ -236,6 +241,10 @@ class FakeTelegram(BackgroundServer):
             self._finish(record, 200, None, fault="reset")
             return await cut_response(request, None)
         status, body = await self._answer(method, args, bad_body)
+        if fault["kind"] == "hold":
+            with self._lock:
+                record["held"] = True
+            await self._sleep(fault["seconds"])
         if fault["kind"] == "reset":
             self._finish(record, 200, None, fault="reset")
             return await cut_response(request, body)

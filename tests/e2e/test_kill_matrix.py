@@ -1,40 +1,12 @@
 # The kill matrix: SIGKILL at each point of a Telegram message's life, restart, count the replies.
-import threading
-
 import pytest
 
 from host_sim.fake_anthropic import stall, text
-from host_sim.fake_telegram import FakeTelegram
-from tests.e2e.conftest import API_KEY
+from tests.e2e.conftest import API_KEY, TG_TOKEN
 
-TOKEN = "123456789:AAE-kill-matrix-token-SECRETPART"
+TOKEN = TG_TOKEN
 OWNER = 42
 REPLY_WAIT_S = 40
-
-
-class HoldingTelegram(FakeTelegram):
-    """A fake Telegram that can hold the answer to sendMessage after the message was delivered:
-    the user sees the reply, the bot has not yet heard that it went out."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.hold_replies_s = 0
-        self.holding = threading.Event()
-
-    async def _answer(self, method, args, bad_body):
-        answer = await super()._answer(method, args, bad_body)
-        if method == "sendMessage" and self.hold_replies_s:
-            self.holding.set()
-            await self._sleep(self.hold_replies_s)
-        return answer
-
-
-@pytest.fixture
-def tg():
-    fake = HoldingTelegram(token=TOKEN)
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
@@ -165,12 +137,11 @@ def test_killed_after_the_reply_went_out_before_the_bot_heard_so(bot, tg, fake):
     """At-least-once here: Telegram has no idempotent send, so a reply delivered in the instant
     before the kill is sent again after the restart (RELIABILITY.md, "the kill matrix")."""
     dev = bot()
-    tg.hold_replies_s = 60  # sendMessage takes effect; its answer never reaches the bot
+    tg.hold_answer_next("sendMessage", 60)  # sendMessage takes effect; its answer never reaches the bot
     update_id = tg.user_message(OWNER, "question Q10")
-    assert tg.holding.wait(REPLY_WAIT_S), dev.output[-3000:]
+    assert tg.wait_for(lambda: any(c.get("held") for c in tg.calls), REPLY_WAIT_S), dev.output[-3000:]
     assert len(replies_to(tg, "Q10")) == 1
     dev.stop()
-    tg.hold_replies_s = 0
     again = bot()
     settle(tg, again, update_id, "Q10")
     assert len(replies_to(tg, "Q10")) == 2  # delivered twice, never lost

@@ -146,6 +146,15 @@ def test_a_reset_connection_cuts_the_answer_after_the_message_went_out(fake):
     assert len(fake.sent(42)) == 1 and send(fake)[0] == 200
 
 
+def test_a_held_answer_comes_late_after_the_message_went_out(fake):
+    fake.hold_answer_next("sendMessage", 1.0)
+    out, worker = in_background(send, fake, 42, "held")
+    assert fake.wait_for(lambda: any(c.get("held") for c in fake.calls), 5)
+    assert [m["text"] for m in fake.sent(42)] == ["held"] and out == []  # delivered, not yet answered
+    worker.join(5)
+    assert out[0][0] == 200 and send(fake)[0] == 200  # one call held, the next answered at once
+
+
 def test_malformed_next_is_a_200_with_broken_json(fake):
     fake.malformed_next("getMe")
     status, headers, body = exchange(fake.url, "getMe")

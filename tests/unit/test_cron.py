@@ -1,57 +1,23 @@
 # Cron: the job store on flash, the timer's check, the system channel, and the cron/send_message tools.
 import json
 
-import esp32
-import network
+from stub_app import stub_app
 from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi import platform
-from mimi.bus.message import Bus
-from mimi.channels.commands import Commands
 from mimi.channels.system import (
-    SystemChannel, check_reachable, decode_target, encode_target, is_heartbeat_ok, requesting_chat,
+    check_reachable, decode_target, encode_target, is_heartbeat_ok, requesting_chat,
     system_message)
-from mimi.config import Config
 from mimi.cron.service import CLOCK_SET_AFTER, Cron
 from mimi.cron.store import EVERY_MIN_S, JOBS_MAX, CronError, Store
 from mimi.safety import policy
-from mimi.net.wifi import WiFi
-from mimi.storage.layout import Flash
 from mimi.tools import cron_tools, registry, send_message
 
 NOW = 1760000000  # 2025-10-09
 
 
-class _Holder:
-    pass
-
-
-class _Channel:
-    """Records what a channel is asked to send."""
-
-    def __init__(self):
-        self.sent = []
-
-    async def send(self, message):
-        self.sent.append(message)
-
-
 def _app():
-    esp32.set_flash_dir(None)
-    network._reset()
-    top = tempdir("cron")
-    app = _Holder()
-    app.top = top
-    app.config = Config()
-    app.flash = Flash(top + "/data")
-    app.flash.seed()
-    app.bus = Bus()
-    app.wifi = WiFi(app.config)
-    app.services = []
-    app.channels = {"cli": _Channel(), "telegram": _Channel(), "websocket": _Channel()}
-    app.console = _Holder()
-    app.console.commands = Commands(app, app.console)
-    app.system = SystemChannel(app)
+    app = stub_app("cron")
     app.cron = Cron(app)
     cron_tools.setup(app)
     send_message.setup(app)

@@ -1,18 +1,12 @@
 # Watchers: the store on flash, reading sources, the judging turn, silence, pushed actions and the caps.
 import json
 
-import esp32
 import machine
-import network
+from stub_app import RecordingChannel, stub_app
 from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi import platform
-from mimi.bus.message import Bus, Message
-from mimi.channels.commands import Commands
-from mimi.channels.system import SystemChannel
-from mimi.config import Config
-from mimi.net.wifi import WiFi
-from mimi.storage.layout import Flash
+from mimi.bus.message import Message
 from mimi.tools import registry
 from mimi.tools.registry import Registry
 from mimi.watch import setup as watch_setup
@@ -24,15 +18,8 @@ from mimi.watch.store import HISTORY_MAX, INTERVAL_MIN_S, WATCHERS_MAX, Store, W
 OWNER_CHAT = ("telegram", "42")
 
 
-class _Holder:
-    pass
-
-
-class _Channel:
-    """Records what a channel is asked to send."""
-
-    def __init__(self):
-        self.sent = []
+class _Channel(RecordingChannel):
+    """Records the text of what a channel is asked to send."""
 
     async def send(self, message):
         self.sent.append(message.content)
@@ -47,24 +34,10 @@ class _Owner:
 
 
 def _app(sensors=None):
-    esp32.set_flash_dir(None)
-    network._reset()
     machine.use_sensors(sensors)
-    top = tempdir("watch")
-    app = _Holder()
-    app.top = top
+    app = stub_app("watch", _Channel)
     app.started_ms = platform.ticks_ms()
-    app.config = Config()
-    app.flash = Flash(top + "/data")
-    app.flash.seed()
-    app.bus = Bus()
-    app.wifi = WiFi(app.config)
-    app.services = []
     app.owner = _Owner()
-    app.channels = {"cli": _Channel(), "telegram": _Channel(), "websocket": _Channel()}
-    app.console = _Holder()
-    app.console.commands = Commands(app, app.console)
-    app.system = SystemChannel(app)
     app.registry = Registry(app)
     watch_setup(app)
     app.registry.load_builtins(["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])

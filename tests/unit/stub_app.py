@@ -1,0 +1,45 @@
+# A device app for unit tests of the layers above the core: flash, config, bus, WiFi, console commands,
+# the system channel and channels that record what they are asked to send. Tests add the layer they test.
+import esp32
+import network
+from support import tempdir
+
+
+class Holder:
+    pass
+
+
+class RecordingChannel:
+    """Records every message a channel is asked to send."""
+
+    def __init__(self):
+        self.sent = []
+
+    async def send(self, message):
+        self.sent.append(message)
+
+
+def stub_app(tag, channel_type=RecordingChannel):
+    """The app, its files under app.top (remove_tree(app.top) when done)."""
+    from mimi.bus.message import Bus
+    from mimi.channels.commands import Commands
+    from mimi.channels.system import SystemChannel
+    from mimi.config import Config
+    from mimi.net.wifi import WiFi
+    from mimi.storage.layout import Flash
+
+    esp32.set_flash_dir(None)
+    network._reset()
+    app = Holder()
+    app.top = tempdir(tag)
+    app.config = Config()
+    app.flash = Flash(app.top + "/data")
+    app.flash.seed()
+    app.bus = Bus()
+    app.wifi = WiFi(app.config)
+    app.services = []
+    app.channels = {"cli": channel_type(), "telegram": channel_type(), "websocket": channel_type()}
+    app.console = Holder()
+    app.console.commands = Commands(app, app.console)
+    app.system = SystemChannel(app)
+    return app
