@@ -22,3 +22,44 @@ def test_extra_spaces_and_tabs():
 
 def test_unclosed_quote_is_an_error():
     assert "unclosed quote" in str(raises(ValueError, split_args, 'chat "oops'))
+
+
+# ---- prose taken verbatim after the fixed words (chat, memory_write, watch_add...) ----
+from mimi.channels.cmdline import nearest, split_args as split
+
+
+def test_prose_keeps_apostrophes_quotes_and_hashes():
+    assert split("chat what's the weather in Paris?", 1) == ["chat", "what's the weather in Paris?"]
+    assert split('memory_write I\'m Bob; say "hi" #1  ', 1) == ["memory_write", 'I\'m Bob; say "hi" #1']
+    assert split("chat   two  spaces\tinside  ", 1) == ["chat", "two  spaces\tinside"]
+
+
+def test_prose_after_quoted_words():
+    line = 'watch_add "my plant" adc:4 60 tell me when it\'s "dry"'
+    assert split(line, 4) == ["watch_add", "my plant", "adc:4", "60", 'tell me when it\'s "dry"']
+    assert split('tool_exec web_fetch {"url": "http://x/a b"}', 2) == [
+        "tool_exec", "web_fetch", '{"url": "http://x/a b"}']
+
+
+def test_prose_that_is_one_quoted_string_loses_its_quotes():
+    assert split('memory_write "The owner likes tea."', 1) == ["memory_write", "The owner likes tea."]
+    assert split("chat 'hi there'", 1) == ["chat", "hi there"]
+    assert split('chat "a" and "b"', 1) == ["chat", '"a" and "b"']  # not one string: as typed
+    assert split('chat "unclosed', 1) == ["chat", '"unclosed']
+
+
+def test_prose_missing_or_short_lines():
+    assert split("chat", 1) == ["chat"]
+    assert split("chat   ", 1) == ["chat"]
+    assert split("tool_exec get_current_time", 2) == ["tool_exec", "get_current_time"]
+
+
+def test_nearest_command_names():
+    names = ["help", "heap_info", "status", "wifi_set", "wifi_status", "chat", "memory_write"]
+    assert nearest("helpp", names) == ["help"]
+    assert nearest("stauts", names) == ["status"]
+    assert nearest("HELP", names) == ["help"]
+    assert nearest("wifi", names) == ["wifi_set", "wifi_status"]
+    assert nearest("memory_wirte", names) == ["memory_write"]
+    assert nearest("xyzzy", names) == []
+    assert nearest("q" * 500, names) == []

@@ -1,38 +1,10 @@
 # The serial CLI's commands: parsing, usage hints, and what each one does.
 from mimi import VERSION, platform
+from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
 from mimi.config import mask
 
 # Commands whose arguments are secrets: the console echoes stars for them.
 SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token")
-
-
-def split_args(line):
-    """Split a command line on spaces; "double" or 'single' quotes keep spaces, \\ escapes in quotes."""
-    args, current, quote, has_arg, i = [], [], None, False, 0
-    while i < len(line):
-        ch = line[i]
-        if quote:
-            if ch == "\\" and quote == '"' and i + 1 < len(line):
-                i += 1
-                current.append(line[i])
-            elif ch == quote:
-                quote = None
-            else:
-                current.append(ch)
-        elif ch in "\"'":
-            quote, has_arg = ch, True
-        elif ch in " \t":
-            if has_arg or current:
-                args.append("".join(current))
-                current, has_arg = [], False
-        else:
-            current.append(ch)
-        i += 1
-    if quote:
-        raise ValueError("unclosed quote")
-    if has_arg or current:
-        args.append("".join(current))
-    return args
 
 
 class Commands:
@@ -53,9 +25,9 @@ class Commands:
             "set_llm_api": (self.setter("llm_config", "api_base"), "set_llm_api <url>", 1, 1, "Anthropic API endpoint"),
             "set_tg_api": (self.setter("tg_config", "api_base"), "set_tg_api <url>", 1, 1, "Telegram Bot API endpoint"),
             "config_show": (self.config_show, "config_show", 0, 0, "every setting, secrets masked"),
-            "config_set": (self.config_set, "config_set <namespace.key> <value>", 2, 2, "change any setting (see config_show)"),
+            "config_set": (self.config_set, "config_set <namespace.key> <value>", 2, -1, "change any setting (see config_show)"),
             "tool_list": (self.tool_list, "tool_list", 0, 0, "the tools the agent can use"),
-            "tool_exec": (self.tool_exec, "tool_exec <name> [json]", 1, 2, "run a tool by hand, e.g. tool_exec get_current_time {}"),
+            "tool_exec": (self.tool_exec, "tool_exec <name> [json]", 1, -1, "run a tool by hand, e.g. tool_exec get_current_time {}"),
             "config_reset": (self.config_reset, "config_reset", 0, 0, "erase every setting (back to defaults)"),
             "memory_read": (self.memory_read, "memory_read", 0, 0, "print MEMORY.md"),
             "memory_write": (self.memory_write, "memory_write <text>", 1, -1, "replace MEMORY.md"),
@@ -73,29 +45,37 @@ class Commands:
         platform.console_write(text + "\n")
 
     async def execute(self, line):
-        try:
-            args = split_args(line.strip())
+        line = line.strip()
+        name = line.split(None, 1)[0] if line else ""
+        if not name:
+            return
+        entry = self.table.get(name)
+        if entry is None:
+            self.unknown(name)
+            return
+        handler, usage, fewest, most, _ = entry
+        try:  # most < 0: the last argument is prose, the rest of the line as typed
+            args = split_args(line, params_of(usage) if most < 0 else -1)
         except ValueError as exc:
             self.out("error: {}".format(exc))
             return
-        if not args:
-            return
-        name = args[0]
-        entry = self.table.get(name)
-        if entry is None:
-            self.out("unknown command '{}'; type help for the list".format(name))
-            return
-        handler, usage, fewest, most, _ = entry
         rest = args[1:]
+        if rest and most < 0 and not rest[-1]:
+            rest.pop()  # an empty prose argument is a missing one
         if len(rest) < fewest or (most >= 0 and len(rest) > most):
             self.out("usage: {}".format(usage))
             return
-        if most < 0:
-            rest = [" ".join(rest)]
         try:
             await handler(*rest)
         except (ValueError, KeyError, OSError) as exc:
             self.out("error: {}".format(_safe(exc)))
+
+    def unknown(self, name):
+        near = nearest(name, self.table)
+        if near:
+            self.out("unknown command '{}'; did you mean {}?".format(name, " or ".join(near[:3])))
+        else:
+            self.out("unknown command '{}'; type help for the list".format(name))
 
     async def help(self):
         width = max(len(entry[1]) for entry in self.table.values())
@@ -141,12 +121,12 @@ class Commands:
             self.out("  warning: " + warning)
 
     async def tool_exec(self, name, text="{}"):
-        import json
+        from mimi import jsontext
 
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except ValueError:
-            self.out('error: the input must be JSON, e.g. tool_exec {} \'{{"key": "value"}}\''.format(name))
+            self.out('error: the input must be JSON, e.g. tool_exec {} {{"key": "value"}}'.format(name))
             return
         from mimi.tools import registry
 

@@ -1,20 +1,18 @@
 # Console commands for watchers: watch_add, watch_list, watch_pause/resume, watch_remove, watch_check, set_watch_model.
 from mimi import platform
 from mimi.channels.system import CONSOLE_TARGET
-from mimi.platform import const
 from mimi.safety.roles import OWNER
 from mimi.watch import sources
 from mimi.watch.store import describe
 
-_WORDS_MAX = const(200)  # words of an instruction typed on the console, plus name, source and interval
 _app = [None]
 
 
 def setup(app):
     _app[0] = app
     add = app.console.commands.add
-    # Not "the rest joined" (-1): that would undo the quotes around a source with spaces in its JSON.
-    add("watch_add", _add, "watch_add <name> <source> <interval_s> <instruction...>", 4, _WORDS_MAX,
+    # -1: the instruction is the rest of the line as typed; name, source and interval may be quoted.
+    add("watch_add", _add, "watch_add <name> <source> <interval_s> <instruction...>", 4, -1,
         "watch a source and let the agent judge each reading (" + sources.HELP + ")")
     add("watch_list", _list, "watch_list", 0, 0, "the watchers, their sources and last verdicts")
     add("watch_pause", _pause, "watch_pause <name>", 1, 1, "stop a watcher's ticks (kept; watch_resume)")

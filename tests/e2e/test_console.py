@@ -1,0 +1,41 @@
+# The serial console as a new user types at it: prose verbatim, quoting, suggestions, history.
+import json
+
+from host_sim.fake_anthropic import text
+
+
+def _said(request):
+    """What the user typed, as the model received it (the [context] line is a block of its own)."""
+    return request["body"]["messages"][-1]["content"][-1]["text"]
+
+
+def test_prose_reaches_the_agent_and_memory_verbatim(device, fake, flash):
+    fake.script(text("Sunny."), text("Noted."))
+    assert "mimi: Sunny." in device.command("chat what's the weather in Paris?")
+    assert _said(fake.requests[-1]) == "what's the weather in Paris?"
+    device.command('chat   she said "hi" & left #2 o\'clock   ')
+    assert _said(fake.requests[-1]) == 'she said "hi" & left #2 o\'clock'
+    out = device.command("memory_write I'm Bob")
+    assert "MEMORY.md replaced" in out and "error" not in out
+    assert (flash / "data" / "memory" / "MEMORY.md").read_text() == "I'm Bob\n"
+    assert "I'm Bob" in device.command("memory_read")
+    lines = (flash / "data" / "sessions" / "cli_console.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["content"] == "what's the weather in Paris?"
+
+
+def test_quoted_arguments_and_usage_hints_still_work(device, flash):
+    out = device.command('wifi_set "My Home" "pass word"')
+    assert "saved for 'My Home'" in out and "pass word" not in out
+    assert "wifi_config.ssid = My Home" in device.command("config_show")
+    assert "usage: chat <text>" in device.command("chat")
+    assert "usage: memory_write <text>" in device.command('memory_write ""')
+    assert "error: unclosed quote" in device.command('wifi_set "My Home pass')
+    device.command('memory_write "Quoted as a whole: quotes dropped"')
+    assert (flash / "data" / "memory" / "MEMORY.md").read_text() == "Quoted as a whole: quotes dropped\n"
+
+
+def test_unknown_commands_suggest_the_nearest(device):
+    assert "unknown command 'helpp'; did you mean help?" in device.command("helpp")
+    assert "did you mean status?" in device.command("stauts")
+    assert "did you mean wifi_set or wifi_status?" in device.command("wifi")
+    assert "type help for the list" in device.command("flurb")
