@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 FLASH ?= flash
 WS_PORT ?= 18789
 
-.PHONY: venv sim test test-fast clean
+.PHONY: venv sim test test-fast clean system-deps
 
 venv: $(STAMP)
 
@@ -21,7 +21,12 @@ $(STAMP): requirements-dev.txt
 sim: venv
 	$(BIN)/python tools/sim.py --flash $(FLASH) --ws-port $(WS_PORT)
 
-test: venv
+# Debian packages the tests drive (chromium, mosquitto): installed when root with apt-get, else
+# named in one line (tools/system_deps.py).
+system-deps:
+	@$(PYTHON) tools/system_deps.py
+
+test: system-deps venv
 	$(BIN)/python -m pytest -q
 
 clean:
