@@ -3,6 +3,7 @@ import json
 
 from mimi.platform import const
 from mimi.storage import files
+from mimi import jsontext
 
 FILE_NAME = "cron.json"
 JOBS_MAX = const(16)
@@ -57,7 +58,7 @@ class Store:
         try:
             if len(text) > FILE_MAX:
                 raise ValueError("larger than {} bytes".format(FILE_MAX))
-            data = json.loads(text)
+            data = jsontext.loads(text)
             jobs = [job for job in data.get("jobs", ()) if _valid_job(job)]
             self.next_id = max(int(data.get("next_id", 1)), 1)
         except (ValueError, TypeError, AttributeError) as exc:

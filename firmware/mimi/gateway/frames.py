@@ -2,6 +2,8 @@
 from microdot.websocket import WebSocketError
 
 from mimi.platform import const
+from mimi.utf8 import SECOND_BYTE_RANGE
+from mimi.utf8 import strict as utf8_decode  # noqa: F401  (re-exported for the WebSocket layer)
 
 # Close codes (RFC 6455 7.4.1); 1005 and 1006 only describe a close, they are never sent.
 CLOSE_NORMAL = const(1000)
@@ -25,14 +27,6 @@ OP_BINARY = const(2)
 OP_CLOSE = const(8)
 OP_PING = const(9)
 OP_PONG = const(10)
-
-# lead byte: (lowest, highest) second byte. MicroPython's decoder does not check these: outside
-# them are overlong forms, UTF-16 surrogates and code points above U+10FFFF.
-_SECOND_BYTE_RANGE = {
-    0xE0: (0xA0, 0xBF), 0xED: (0x80, 0x9F), 0xF0: (0x90, 0xBF), 0xF4: (0x80, 0x8F),
-}
-_NEVER_IN_UTF8 = b"\xc0\xc1\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff"
-
 
 class ProtocolError(WebSocketError):
     """The peer broke the protocol; the connection is failed with close code `code`."""
@@ -140,26 +134,6 @@ def parse_close(payload):
         raise ProtocolError(CLOSE_INVALID_DATA, "close reason is not valid UTF-8")
 
 
-def utf8_decode(data):
-    """Complete UTF-8 bytes -> str; ValueError unless strictly valid (no overlongs, surrogates)."""
-    try:
-        text = str(data, "utf-8")
-    except UnicodeError:
-        raise ValueError("invalid UTF-8")
-    if len(text) != len(data):  # not pure ASCII: add the checks MicroPython's decoder skips
-        for byte in _NEVER_IN_UTF8:
-            if data.find(bytes((byte,))) >= 0:
-                raise ValueError("invalid UTF-8")
-        for lead, (low, high) in _SECOND_BYTE_RANGE.items():
-            lead_byte = bytes((lead,))
-            at = data.find(lead_byte)
-            while at >= 0:
-                if not low <= data[at + 1] <= high:  # a decoded lead byte always has a next byte
-                    raise ValueError("invalid UTF-8")
-                at = data.find(lead_byte, at + 1)
-    return text
-
-
 def utf8_tail(data):
     """Check a message's UTF-8 so far; return its trailing bytes of a not yet complete character.
 
@@ -180,7 +154,7 @@ def utf8_tail(data):
     if not 0xC2 <= lead <= 0xF4:
         raise ValueError("invalid UTF-8")
     if len(tail) > 1:
-        low, high = _SECOND_BYTE_RANGE.get(lead, (0x80, 0xBF))
+        low, high = SECOND_BYTE_RANGE.get(lead, (0x80, 0xBF))
         if not low <= tail[1] <= high:
             raise ValueError("invalid UTF-8")
     utf8_decode(data[:start])

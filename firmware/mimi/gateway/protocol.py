@@ -2,6 +2,7 @@
 import json
 
 from mimi.platform import const
+from mimi import jsontext
 
 CHAT_ID_MAX = const(64)
 _TYPE_SHOWN_MAX = const(32)  # an unknown type is quoted back at most this long
@@ -35,7 +36,7 @@ def parse_frame(data):
     if not isinstance(data, str):
         raise BadFrame("send text frames holding JSON, not binary frames")
     try:
-        obj = json.loads(data)
+        obj = jsontext.loads(data)
     except ValueError:
         raise BadFrame('not JSON; send {"type":"message","content":"..."}')
     if not isinstance(obj, dict):

@@ -1,5 +1,5 @@
 # Every way a Claude call can fail, as one error type whose message a user understands.
-import json
+from mimi import jsontext
 
 _MESSAGE_MAX = 200
 
@@ -19,7 +19,7 @@ class ClaudeError(Exception):
 
 def _api_detail(raw):
     try:
-        err = json.loads(raw)["error"]
+        err = jsontext.loads(raw)["error"]
         return err.get("type", ""), str(err.get("message", ""))[:_MESSAGE_MAX]
     except (ValueError, KeyError, TypeError, AttributeError):
         return "", ""

@@ -1,6 +1,6 @@
 # Assembles the events of a streamed Claude Messages API reply into content blocks and usage.
-import json
 
+from mimi import jsontext
 from mimi.platform import const
 
 # Most characters of text one reply may carry (all text blocks together).
@@ -152,7 +152,7 @@ class MessageAssembler:
 
     def _parse(self, data_str):
         try:
-            event = json.loads(data_str)
+            event = jsontext.loads(data_str)
         except (ValueError, RuntimeError):  # RuntimeError: nesting too deep for the parser
             raise _bad("event data is not valid JSON: {!r}".format(data_str[:80])) from None
         if not isinstance(event, dict):
@@ -256,7 +256,7 @@ class MessageAssembler:
         if not source:  # no input_json_delta, or only empty ones
             return block.start_input
         try:
-            value = json.loads(source)
+            value = jsontext.loads(source)
         except (ValueError, RuntimeError):
             value = None
         if not isinstance(value, dict):

@@ -1,13 +1,13 @@
 # Module updates on stock firmware: fetch a bundle manifest, stage every changed file, verify, swap in, keep a backup.
 import binascii
 import hashlib
-import json
 import os
 
 from mimi.net import http
 from mimi.ota.image import DOWNLOAD_DEADLINE_S, READ_TIMEOUT_S, UpdateError, check_hash, check_https
 from mimi.platform import const
 from mimi.storage import files
+from mimi import jsontext
 
 MANIFEST = "manifest.json"  # {path: {"size": bytes, "sha256": hex}}, as tools/bundle.py writes it
 STAGE_DIR = ".ota_stage"  # downloads wait here until every one is verified
@@ -42,7 +42,7 @@ def check_path(path):
 def parse_manifest(text):
     """{path: (size, sha256)} from manifest JSON, every entry checked."""
     try:
-        raw = json.loads(text)
+        raw = jsontext.loads(text)
     except ValueError:
         raise UpdateError("the manifest is not JSON")
     if not isinstance(raw, dict) or not raw:

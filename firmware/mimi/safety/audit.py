@@ -1,6 +1,7 @@
 # Audit log: one JSONL line per tool call in <data>/audit/YYYY-MM-DD.jsonl, secrets masked, bounded.
 import json
 
+from mimi import jsontext
 from mimi import config as config_module
 from mimi import platform
 from mimi.platform import const
@@ -132,7 +133,7 @@ class Audit:
             entries = []
             for raw in newest:
                 try:
-                    entries.append(json.loads(files.decode(raw)))
+                    entries.append(jsontext.loads(raw))
                 except ValueError:  # a line cut by a power loss
                     pass
             found = entries + found

@@ -1,6 +1,7 @@
 # Tokens used per model today and this month, with estimated costs, kept in a small JSON file.
 import json
 
+from mimi import jsontext
 from mimi import platform
 from mimi.platform import const
 from mimi.storage import files
@@ -127,7 +128,7 @@ class UsageStore:
         try:
             if len(text) > FILE_MAX:
                 raise ValueError("too long")
-            state = json.loads(text)
+            state = jsontext.loads(text)
             day = state["day"]
             if day is not None:
                 check_date(day)

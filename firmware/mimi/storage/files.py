@@ -1,6 +1,7 @@
 # File helpers for LittleFS and POSIX: atomic writes, bounded reads, appends, line streaming.
 import os
 
+from mimi import utf8
 from mimi.platform import const
 
 TMP_SUFFIX = ".tmp"
@@ -79,55 +80,12 @@ def listdir(path):
         return []
 
 
-def utf8_boundary(data):
-    """Length of the longest prefix of data that does not end inside a UTF-8 character."""
-    end = len(data)
-    back = 1
-    while back <= 3 and back <= end:
-        b = data[end - back]
-        if b < 0x80:  # ASCII: the end is a boundary
-            return end
-        if b >= 0xC0:  # lead byte: is its character complete?
-            need = 2 if b < 0xE0 else (3 if b < 0xF0 else 4)
-            return end if back >= need else end - back
-        back += 1  # continuation byte, look further back
-    return end
-
-
-def _utf8_len(b):
-    if b < 0x80:
-        return 1
-    if 0xC2 <= b < 0xE0:
-        return 2
-    if 0xE0 <= b < 0xF0:
-        return 3
-    if 0xF0 <= b < 0xF5:
-        return 4
-    return 0  # never a valid lead byte
+utf8_boundary = utf8.boundary  # the longest prefix that does not end inside a character
 
 
 def decode(data):
-    """UTF-8 bytes to str, dropping invalid bytes (MicroPython's decode has no 'replace')."""
-    try:
-        return data.decode()
-    except UnicodeError:
-        pass
-    out = bytearray()
-    i = 0
-    n = len(data)
-    while i < n:
-        step = _utf8_len(data[i])
-        piece = data[i : i + step] if step else b""
-        if step and len(piece) == step:
-            try:
-                piece.decode()
-                out.extend(piece)
-                i += step
-                continue
-            except UnicodeError:
-                pass
-        i += 1  # skip one bad byte and resynchronise
-    return bytes(out).decode()
+    """UTF-8 bytes to str, each invalid byte shown as U+FFFD (MicroPython's decode has no 'replace')."""
+    return utf8.valid_text(data)
 
 
 def read_text(path, max_bytes):

@@ -1,6 +1,7 @@
 # Chat histories as JSONL files, one per channel and chat, read from the tail and kept bounded.
 import json
 
+from mimi import jsontext
 from mimi import platform
 from mimi.platform import const
 from mimi.storage import files, space
@@ -57,7 +58,7 @@ def parse_message(line):
     if not line:
         return None
     try:
-        obj = json.loads(files.decode(line))
+        obj = jsontext.loads(line)
     except ValueError:  # also UnicodeError, a subclass on both runtimes
         return None
     if not isinstance(obj, dict):
@@ -243,7 +244,7 @@ def last_ts(path):
             if parse_message(line) is None:
                 continue
             try:
-                ts = json.loads(files.decode(line)).get("ts")
+                ts = jsontext.loads(line).get("ts")
             except ValueError:
                 ts = None
             return ts if isinstance(ts, int) else 0

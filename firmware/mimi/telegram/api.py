@@ -1,6 +1,7 @@
 # The Telegram Bot API over the firmware's HTTP client: JSON in, the `result` out, errors as values.
 import json
 
+from mimi import jsontext
 from mimi.net import http
 from mimi.platform import const
 
@@ -38,7 +39,7 @@ class BotAPI:
         finally:
             await response.aclose()
         try:
-            envelope = json.loads(raw)
+            envelope = jsontext.loads(raw)
         except ValueError:
             raise TelegramError(response.status, "malformed response ({} bytes)".format(len(raw)))
         if not isinstance(envelope, dict):

@@ -2,6 +2,7 @@
 import asyncio
 import json
 
+from mimi import jsontext
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.telegram.api import TelegramError
@@ -42,7 +43,7 @@ class Outbox:
         if text is None:
             return
         try:
-            replies = json.loads(text)
+            replies = jsontext.loads(text)
             self.replies = [r for r in replies if isinstance(r, dict) and "chat" in r and r.get("parts")]
         except (ValueError, TypeError) as exc:
             print("Telegram: {} is unreadable ({}); no replies are waiting".format(self.path, exc))

@@ -1,7 +1,7 @@
 # Text over HTTP for the web tools: URL quoting and joining, charset decoding, bounded JSON requests.
 import json
 
-from mimi import VERSION
+from mimi import VERSION, jsontext, utf8
 from mimi.net import http
 from mimi.platform import const
 
@@ -74,47 +74,6 @@ def media_type(content_type):
     return parts[0].strip().lower(), charset
 
 
-def _utf8_complete(data):
-    """How many leading bytes of data end on a whole UTF-8 character."""
-    n = len(data)
-    for back in range(1, min(4, n) + 1):
-        byte = data[n - back]
-        if byte < 0x80:
-            return n
-        if byte >= 0xC0:
-            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return n - back if need > back else n
-    return n
-
-
-def _utf8_lenient(data):
-    """UTF-8 decoded with each broken byte shown as U+FFFD (MicroPython's decode has no errors=)."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeError:
-        pass
-    out = []
-    start = i = 0
-    n = len(data)
-    while i < n:
-        byte = data[i]
-        need = 1 if byte < 0x80 else 2 if 0xC2 <= byte < 0xE0 else 3 if 0xE0 <= byte < 0xF0 else \
-            4 if 0xF0 <= byte < 0xF5 else 0
-        good = need > 0 and i + need <= n
-        for k in range(1, need if good else 0):
-            if data[i + k] & 0xC0 != 0x80:
-                good = False
-        if good:
-            i += need
-            continue
-        out.append(data[start:i].decode("utf-8"))
-        out.append("\ufffd")
-        i += 1
-        start = i
-    out.append(data[start:].decode("utf-8"))
-    return "".join(out)
-
-
 class Decoder:
     """Bytes pieces -> str pieces for a charset; a character split between pieces is kept whole."""
 
@@ -126,9 +85,9 @@ class Decoder:
         if self.latin1:
             return "".join(chr(byte) for byte in data)
         data = self._tail + data if self._tail else data
-        cut = len(data) if final else _utf8_complete(data)
+        cut = len(data) if final else utf8.boundary(data)
         self._tail = data[cut:]
-        return _utf8_lenient(data[:cut])
+        return utf8.valid_text(data[:cut])
 
 
 def service_error(exc):
@@ -154,9 +113,9 @@ async def request_json(method, url, headers=None, body=None, limit=JSON_MAX):
             await resp.aclose()
     except (OSError, ValueError) as exc:  # http.HTTPError and TLSError are OSErrors
         raise service_error(exc)
-    text = _utf8_lenient(raw)
+    text = utf8.valid_text(raw)
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except ValueError:
         data = None
     return resp.status, data, text[:200]

@@ -6,6 +6,7 @@ import esp32
 import machine
 
 from mimi.platform import const
+from mimi import jsontext
 
 READING_MAX = const(300)  # characters of one reading handed to the model
 HTTP_MAX = const(16384)  # bytes of a JSON answer read for an http source
@@ -50,7 +51,7 @@ def parse(text):
         tool_input = {}
         if brace:
             try:
-                tool_input = json.loads(brace + data)
+                tool_input = jsontext.loads(brace + data)
             except ValueError:
                 raise SourceError("the tool input after {} is not valid JSON".format(name))
             if not isinstance(tool_input, dict):

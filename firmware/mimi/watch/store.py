@@ -4,6 +4,7 @@ import os
 
 from mimi.platform import const
 from mimi.storage import files
+from mimi import jsontext
 
 FILE_NAME = "watchers.json"
 BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
@@ -75,7 +76,7 @@ class Store:
         try:
             if len(text) > FILE_MAX:
                 raise ValueError("larger than {} bytes".format(FILE_MAX))
-            found = json.loads(text).get("watchers")
+            found = jsontext.loads(text).get("watchers")
             if not isinstance(found, list):
                 raise ValueError("no watcher list")
         except (ValueError, TypeError, AttributeError) as exc:
