@@ -90,6 +90,16 @@ deploy: venv
 flash: venv
 	$(BIN)/python tools/flash.py flash --port "$(PORT)" --firmware "$(FIRMWARE)" --partitions $(PARTITIONS)
 
+# The firmware as a ROMFS image run in place from flash (README, "Flash a board") -> build/romfs.img;
+# deploy-romfs writes it into the board's romfs partition (mpremote romfs deploy), main.py beside it.
+.PHONY: romfs deploy-romfs
+
+romfs: venv
+	$(BIN)/python tools/romfs.py build
+
+deploy-romfs: venv
+	$(BIN)/python tools/romfs.py deploy --port "$(PORT)"
+
 # Wipes the WHOLE flash: firmware, settings and every file, /data included.
 erase: venv
 	$(BIN)/python tools/flash.py erase --port "$(PORT)"

@@ -10,3 +10,7 @@
 
 #define MICROPY_HW_I2C0_SCL                 (9)
 #define MICROPY_HW_I2C0_SDA                 (8)
+
+// ROMFS: the firmware as an image in the "romfs" partition (make romfs), mounted at /rom at boot and
+// run in place from flash; /rom and /rom/lib come before /lib on sys.path (boot.py makes sure).
+#define MICROPY_VFS_ROM                     (1)

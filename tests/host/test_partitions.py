@@ -10,7 +10,7 @@ MB = 1024 * 1024
 TABLES = {"partitions.csv": 16 * MB, "partitions-8MiB.csv": 8 * MB}
 # A MicroPython ESP32_GENERIC_S3 image is ~1.6-2 MB; with our modules frozen it needs headroom.
 APP_SLOT_MIN = 0x280000
-NAMES = ["nvs", "otadata", "phy_init", "ota_0", "ota_1", "vfs"]
+NAMES = ["nvs", "otadata", "phy_init", "ota_0", "ota_1", "romfs", "vfs"]
 
 
 def table(name):
@@ -80,3 +80,11 @@ def test_number_forms():
     assert partition_table.parse_number("24K") == 24 * 1024
     assert partition_table.parse_number("3M") == 3 * MB
     assert partition_table.parse_number("4096") == 4096
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_romfs_partition_for_the_image(name):
+    # MicroPython finds it by its label; 0x8f is the subtype its own romfs tables use.
+    romfs = partition_table.find(table(name), "romfs")
+    assert (romfs.type, romfs.subtype) == ("data", "0x8f")
+    assert romfs.size >= 512 * 1024  # twice today's image (tests/host/test_romfs.py checks the real one)
