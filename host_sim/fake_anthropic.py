@@ -12,7 +12,7 @@ from host_sim.background_server import BackgroundServer
 from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
-    error, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
+    error, escape_non_ascii, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the real Messages API's request size limit
 _READ_PIECE = 64 * 1024
@@ -63,14 +63,18 @@ class FakeAnthropic(BackgroundServer):
 
     def __init__(self, api_key="sk-ant-test-key", ssl_context=None, host="127.0.0.1", port=0,
                  known_models=None, max_body_bytes=MAX_BODY_BYTES, min_cache_tokens=0,
-                 chunk=8, delay=0.0, log_writes=False):
+                 chunk=8, delay=0.0, log_writes=False, brain=None, escape_non_ascii=False):
         super().__init__(ssl_context, host, port)
+        self.brain = brain  # callable(body, chunk, delay) -> Reply answering when nothing is scripted (default: echo)
         self.api_key = api_key
         self.log_writes = log_writes  # benchmarks: each request's record gets "writes"
         self.known_models = None if known_models is None else frozenset(known_models)
         self.max_body_bytes = max_body_bytes
         self.min_cache_tokens = min_cache_tokens
         self.chunk, self.delay = chunk, delay  # how the default brain streams
+        # Answers with non-ASCII as \\u escapes (surrogate pairs beyond the BMP) instead of raw UTF-8:
+        # both are valid JSON and the real API's events may hold either.
+        self.escape_non_ascii = escape_non_ascii
         self._lock = threading.Lock()
         self._script = deque()
         self._requests = []
@@ -164,6 +168,8 @@ class FakeAnthropic(BackgroundServer):
                 return None
 
     def _default_reply(self, body):
+        if self.brain is not None:
+            return self.brain(body, self.chunk, self.delay)
         said = heard(body["messages"])
         limit = body["max_tokens"] * 4  # the approx_tokens rate
         if len(said) > limit:
@@ -230,6 +236,8 @@ class FakeAnthropic(BackgroundServer):
             await response.prepare(request)
             for step, value in reply.steps(model, usage, new_id("msg")):
                 if step == WRITE:
+                    if self.escape_non_ascii:
+                        value = escape_non_ascii(value)
                     if writes is not None:
                         writes.append((time.time(), value))
                     await response.write(value)
@@ -251,6 +259,8 @@ class FakeAnthropic(BackgroundServer):
         message = reply.message(model, dict(usage, output_tokens=reply.output_tokens()),
                                 new_id("msg"))
         payload = dumps(message).encode()
+        if self.escape_non_ascii:
+            payload = escape_non_ascii(payload)
         headers = {"request-id": new_id("req"), "content-type": "application/json"}
         self._finish(record, 200)
         if reply.fault != "cut":
@@ -279,9 +289,17 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--api-key", default="sk-ant-test-key")
     parser.add_argument("--delay", type=float, default=0.02, help="seconds between text chunks")
+    parser.add_argument("--demo", action="store_true",
+                        help="the labelled offline demo brain (host_sim/demo_brain.py), as make sim uses")
     chaos.add_arguments(parser)
     args = parser.parse_args(argv)
-    fake = FakeAnthropic(api_key=args.api_key, host=args.host, port=args.port, delay=args.delay)
+    brain = None
+    if args.demo:
+        from host_sim import demo_brain
+
+        brain = demo_brain.reply
+    fake = FakeAnthropic(api_key=args.api_key, host=args.host, port=args.port, delay=args.delay,
+                         brain=brain)
     chaos.from_arguments(args, anthropic=fake)
     fake.serve_forever("fake Anthropic API")
 

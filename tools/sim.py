@@ -28,7 +28,8 @@ def main():
         cmd += ["--api-key-env", "ANTHROPIC_API_KEY"]
     else:
         fake = subprocess.Popen(
-            [sys.executable, "-m", "host_sim.fake_anthropic", "--port", args.fake_port, "--api-key", FAKE_KEY],
+            [sys.executable, "-m", "host_sim.fake_anthropic", "--port", args.fake_port, "--api-key", FAKE_KEY,
+             "--demo"],
             cwd=ROOT,
         )
         time.sleep(1.0)

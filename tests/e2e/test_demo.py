@@ -1,0 +1,45 @@
+# `make sim`'s offline demo brain, end to end under both runtimes: labelled replies without the
+# [context] line, and a tool round (get_current_time, remember) through the real agent loop.
+import pytest
+
+from host_sim import demo_brain
+from host_sim.fake_anthropic import FakeAnthropic
+from tests.e2e.conftest import API_KEY
+
+
+@pytest.fixture(scope="module")
+def demo():
+    fake = FakeAnthropic(api_key=API_KEY, brain=demo_brain.reply)
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def sim(boot, demo):
+    demo.reset()
+    dev = boot(api=demo.url)
+    assert "saved" in dev.command("set_api_key " + API_KEY)
+    return dev
+
+
+def test_the_demo_says_what_it_is_and_echoes_only_what_was_typed(sim):
+    out = sim.command("chat hello")
+    assert "mimi: (offline demo: no API key set) You said: hello\n" in out
+    assert "[context]" not in out
+
+
+def test_what_time_is_it_runs_get_current_time(sim, demo):
+    out = sim.command("chat what time is it?")
+    assert "mimi: (offline demo: no API key set) Let me look at the board's clock." in out
+    assert "The tool get_current_time answered: It is " in out
+    assert " UTC on " in out and "(the board's clock)" in out
+    first, second = demo.wait_requests(2)
+    assert second["body"]["messages"][-1]["content"][0]["type"] == "tool_result"
+
+
+def test_remember_writes_memory_through_the_remember_tool(sim, flash):
+    out = sim.command("chat remember I'm Bob and I like tea")
+    assert "The tool remember answered: saved to MEMORY.md" in out
+    assert "I'm Bob and I like tea" in (flash / "data" / "memory" / "MEMORY.md").read_text()
+    assert "I'm Bob and I like tea" in sim.command("memory_read")
