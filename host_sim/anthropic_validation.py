@@ -2,6 +2,8 @@
 import json
 import re
 
+from host_sim.unicode_text import holds_surrogate
+
 API_VERSIONS = ("2023-06-01", "2023-01-01")
 TOP_LEVEL_FIELDS = frozenset((
     "model", "messages", "max_tokens", "system", "stream", "tools", "tool_choice", "metadata",
@@ -49,6 +51,8 @@ def check_body(raw, known_models):
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         _bad("The request body is not valid JSON: {}".format(exc))
+    if holds_surrogate(body):  # "\\ud83c" alone: valid JSON syntax, not valid Unicode text
+        _bad("The request body is not valid JSON: lone leading or trailing surrogate in a string")
     if not isinstance(body, dict):
         _bad("The request body must be a JSON object")
     for field in body:

@@ -41,6 +41,15 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+def escape_non_ascii(data):
+    """JSON bytes with every non-ASCII character written as a \\u escape (a surrogate pair beyond
+    the BMP), as encoders with ensure_ascii do: equally valid JSON, which a client must read too."""
+    text = data.decode("utf-8")
+    if text.isascii():
+        return data
+    return "".join(ch if ord(ch) < 0x80 else json.dumps(ch)[1:-1] for ch in text).encode()
+
+
 def sse(name, data):
     """One SSE event in the real API's exact layout."""
     body = data if isinstance(data, str) else dumps(data)

@@ -5,13 +5,17 @@ import json
 from aiohttp import web
 
 from host_sim.telegram_params import ApiError, as_arg
+from host_sim.unicode_text import holds_surrogate
 
 GATEWAY_ERRORS = {502: "Bad Gateway", 504: "Gateway Time-out"}  # nginx's HTML, not the API's JSON
 _DRAIN_POLLS = 200
+NOT_UTF8 = "Bad Request: strings must be encoded in UTF-8"
 
 
 def dumps(value):
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON as the Bot API writes it: every non-ASCII character a \\u escape (a surrogate pair
+    beyond the BMP: "\\ud83c\\udf55"), and "/" as "\\/"."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("/", "\\/")
 
 
 async def read_args(request):
@@ -22,10 +26,14 @@ async def read_args(request):
     if request.content_type == "application/json":
         try:
             body = json.loads((await request.read()).decode("utf-8") or "{}")
-        except (UnicodeDecodeError, ValueError):
+        except UnicodeDecodeError:
+            return args, typed, ApiError(400, NOT_UTF8)
+        except ValueError:
             body = None
         if not isinstance(body, dict):
             return args, typed, ApiError(400, "Bad Request: can't parse JSON object")
+        if holds_surrogate(body):
+            return args, typed, ApiError(400, NOT_UTF8)
         body = {k: v for k, v in body.items() if v is not None}
         typed.update(body)
         args.update((k, as_arg(v)) for k, v in body.items())

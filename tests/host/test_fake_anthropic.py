@@ -629,3 +629,28 @@ def test_command_line_runs_in_the_foreground_and_announces_its_url():
     finally:
         process.terminate()
         assert process.wait(10) == 0
+
+
+# ---- text: valid UTF-8 in, raw or escaped out ----
+
+def test_a_body_that_is_not_utf8_is_a_400_invalid_request(fake):
+    fake.script(text("never sent"))
+    body = json.dumps(request_body("pizza PLACEHOLDER")).encode().replace(
+        b"PLACEHOLDER", b"\xed\xa0\xbc\xed\xbd\x95")  # what MicroPython's json made of an escaped pair
+    for payload in (body, json.dumps(request_body("half \ud83c")).encode()):
+        status, _, data, _ = post(fake.url, payload)
+        assert status == 400
+        assert error_body(data)[0] == "invalid_request_error"
+    assert fake.pending == 1
+
+
+def test_replies_stream_raw_utf8_or_escaped_and_both_decode_to_the_same_text(fake):
+    said = "pizza \U0001f355, flag \U0001f1f5\U0001f1f9, \u4f60\u597d"
+    fake.script(text(said, chunk=3))
+    status, _, raw, _ = post(fake.url, request_body())
+    assert status == 200 and "\U0001f355".encode() in raw
+    fake.escape_non_ascii = True
+    fake.script(text(said, chunk=3))
+    status, _, escaped, _ = post(fake.url, request_body())
+    assert status == 200 and escaped.isascii() and b"\\ud83c\\udf55" in escaped
+    assert streamed_text(decoded(raw)) == streamed_text(decoded(escaped)) == said

@@ -450,3 +450,30 @@ def test_a_reply_carries_the_message_it_answers_one_level_deep(fake):
 
 def update_id_after(fake):
     return api(fake, "getUpdates")[1]["result"][0]["update_id"] + 1
+
+
+# ---- text as Telegram writes and reads it ----
+
+def test_non_ascii_arrives_escaped_with_surrogate_pairs_as_telegram_sends_it(fake):
+    fake.user_message(42, "\U0001f4b0 \u041a\u0430\u0441\u0441\u0430 \U0001f355 https://x.io/a")
+    conn = http.client.HTTPConnection("127.0.0.1", int(fake.url.rsplit(":", 1)[1]), timeout=5)
+    try:
+        conn.request("GET", "/bot{}/getUpdates".format(TOKEN))
+        raw = conn.getresponse().read()
+    finally:
+        conn.close()
+    assert raw.isascii()
+    assert b'"text":"\\ud83d\\udcb0 \\u041a\\u0430\\u0441\\u0441\\u0430 \\ud83c\\udf55 https:\\/\\/x.io\\/a"' in raw
+    assert json.loads(raw)["result"][0]["message"]["text"].startswith("\U0001f4b0 \u041a")
+
+
+def test_text_that_is_not_utf8_is_refused_as_telegram_does(fake):
+    fake.user_message(42, "hi")
+    body = b'{"chat_id":42,"text":"pizza \xed\xa0\xbc\xed\xbd\x95"}'  # a surrogate pair as raw halves
+    status, _, answer = exchange(fake.url, "sendMessage", body)
+    assert (status, answer["description"]) == (400, "Bad Request: strings must be encoded in UTF-8")
+    status, _, answer = exchange(fake.url, "sendMessage", b'{"chat_id":42,"text":"half \\ud83c"}')
+    assert (status, answer["description"]) == (400, "Bad Request: strings must be encoded in UTF-8")
+    status, _, answer = exchange(fake.url, "sendMessage", b'{"chat_id":42,"text":"whole \\ud83c\\udf55"}')
+    assert status == 200 and answer["result"]["text"] == "whole \U0001f355"
+    assert [m["text"] for m in fake.sent(42)] == ["whole \U0001f355"]
