@@ -27,6 +27,8 @@ class Agent:
         # Turn gates (budgets, rate limits): async admit(message) -> refusal text or None, at the start of a turn;
         # check_call(message) -> refusal or None before every Claude call; spent(message, result) after each.
         self.gates = []
+        # After a saved turn: async hook(agent, message, session) (e.g. memory consolidation); never fails a turn.
+        self.after_turn = []
 
     async def _admit(self, message):
         for gate in self.gates:
@@ -138,6 +140,11 @@ class Agent:
         self._save(session, message, reply, now)
         self.turns += 1
         await self._reply(message, reply, "reply", streaming)
+        for hook in self.after_turn if session else ():
+            try:
+                await hook(self, message, session)
+            except Exception as exc:
+                print("agent: after-turn step failed: {}".format(exc))
 
     async def _run_tools(self, message, channel, calls):
         """Run one round's tool calls concurrently; returns the tool_result blocks, in call order."""

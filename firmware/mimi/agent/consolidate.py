@@ -1,0 +1,357 @@
+# Memory that consolidates itself: a session's oldest turns summarised into the daily note, then dropped.
+#
+# Crash-safe by a journal: the summary is kept on flash (sessions/<stem>.summary) before anything else is
+# written, every later step checks whether it already happened, and the journal goes last. A power cut
+# before the journal costs one more Claude call; after it, the next run finishes the same summary.
+import binascii
+import hashlib
+import json
+
+from mimi import platform
+from mimi.platform import const
+from mimi.storage import files, space
+from mimi.storage.sessions import HISTORY_LIMIT, LINE_MAX, SUFFIX, parse_message
+
+CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
+KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
+SUMMARY_MAX = const(600)  # characters of one summary in the daily note
+FACTS_MAX = const(3)  # proposed MEMORY.md lines per summary
+FACT_MAX = const(200)  # characters of one
+MESSAGE_CHARS = const(1200)  # characters of one message shown to the summariser
+TRANSCRIPT_MAX = const(12 * 1024)  # characters of the whole transcript sent
+SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
+JOURNAL_SUFFIX = ".summary"
+JOURNAL_MAX = const(4096)
+_NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
+_SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
+STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
+
+_SYSTEM = (
+    "You condense the older part of a chat between a personal assistant (Mimi) and a user, so it can be "
+    "dropped from the chat. Reply with exactly one line 'SUMMARY: ' followed by two to four plain sentences "
+    "that keep what matters later: decisions, plans, open questions, promises, names and numbers. Write it "
+    "in the language of the chat, in the third person ('the user asked ...')."
+)
+_FACTS = (
+    " Then, only for lasting facts the user stated about themselves or their wishes (not passing "
+    "remarks, never passwords, keys or tokens), up to {} lines 'FACT: ' with one short fact each. "
+    "No FACT line when there is none."
+)
+
+
+def _sha(data):
+    return binascii.hexlify(hashlib.sha256(data).digest()[:8]).decode()
+
+
+def stem_of(channel, chat_id, sessions):
+    return sessions.file_name(channel, chat_id)[: -len(SUFFIX)]
+
+
+class Consolidator:
+    """Summarises and trims sessions for an Agent; `app` gives memory, registry, config and the owner."""
+
+    def __init__(self, app):
+        self.app = app
+        self.busy = []  # session stems being consolidated now
+        self.checkpoint = None  # tests: called with each step's name after it is done (a raise = a power cut)
+        self.done = 0
+
+    # -- what the session holds --
+    def _path(self, stem):
+        return files.join(self.app.sessions.dir, stem + SUFFIX)
+
+    def journal_path(self, stem):
+        return files.join(self.app.sessions.dir, stem + JOURNAL_SUFFIX)
+
+    def count(self, stem):
+        n = 0
+        for line in files.iter_lines(self._path(stem), LINE_MAX):
+            if line is not None and parse_message(line) is not None:
+                n += 1
+        return n
+
+    def _oldest(self, stem, total, keep):
+        """(messages, n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so
+        the kept part opens with the user."""
+        want = total - keep
+        picked, raw_last = [], None
+        for line in files.iter_lines(self._path(stem), LINE_MAX):
+            message = parse_message(line) if line is not None else None
+            if message is None:
+                continue
+            if len(picked) >= want and message["role"] == "user":
+                break
+            picked.append(message)
+            raw_last = line
+        if raw_last is None or len(picked) >= total:
+            return [], 0, None
+        return picked, len(picked), (len(raw_last), _sha(raw_last))
+
+    # -- the run --
+    def due(self, channel, chat_id):
+        stem = stem_of(channel, chat_id, self.app.sessions)
+        return files.exists(self.journal_path(stem)) or self.count(stem) > CONSOLIDATE_AT
+
+    async def run(self, agent, message, channel, chat_id, force=False, role=None):
+        """Consolidate one session when due (always when force); returns a line saying what happened."""
+        sessions = self.app.sessions
+        stem = stem_of(channel, chat_id, sessions)
+        if stem in self.busy:
+            return "{}: already being consolidated".format(stem)
+        self.busy.append(stem)
+        try:
+            journal = self._read_journal(stem)
+            if journal is None:
+                total = self.count(stem)
+                if total <= (KEEP if force else CONSOLIDATE_AT):
+                    return "{}: {} messages, nothing to consolidate (more than {} are needed)".format(
+                        stem, total, KEEP if force else CONSOLIDATE_AT)
+                journal = await self._summarise(agent, message, stem, total, role)
+                if isinstance(journal, str):
+                    return "{}: {}".format(stem, journal)
+            return await self._apply(stem, journal, channel, chat_id, role)
+        finally:
+            self.busy.remove(stem)
+
+    def _facts_allowed(self, role):
+        registry = getattr(self.app, "registry", None)
+        if registry is None or "remember" not in registry.tools:
+            return False
+        from mimi.safety import policy as policy_module, roles
+
+        tool = registry.tools["remember"]
+        if policy_module.level_of(self.app.config, "remember", tool) == policy_module.BLOCKED:
+            return False
+        return roles.allows(role, policy_module.tier_of("remember", tool))
+
+    async def _summarise(self, agent, message, stem, total, role):
+        """The journal dict, or a str saying why nothing was done (the session is left as it is)."""
+        date = platform.utc_date()
+        room = self.app.memory.read_daily(date)
+        from mimi.storage.memory import DAILY_MAX_BYTES
+
+        if len(room.encode()) + _NOTE_ROOM > DAILY_MAX_BYTES:
+            return "today's daily note is full; the older turns stay in the session"
+        messages, n, last = self._oldest(stem, total, KEEP)
+        if not n:
+            return "nothing to consolidate"
+        refusal = agent._check_call(message)  # the budget and the hourly cap apply as to any call
+        if refusal:
+            return "not now ({})".format(refusal.split(".")[0])
+        facts_ok = self._facts_allowed(role)
+        system = _SYSTEM + (_FACTS.format(FACTS_MAX) if facts_ok else "")
+        prompt = {"role": "user", "content": _transcript(messages)}
+        del messages
+        model = self.app.config.get("llm_config", "watch_model") or None  # the cheaper model, when set
+        from mimi.llm.errors import ClaudeError
+
+        try:
+            result = await agent.claude.stream(system, [prompt], None, None, None, model)
+        except ClaudeError as exc:
+            return "the summary call failed ({}); the turns stay".format(exc.message)
+        agent._spent(message, result)
+        summary, facts = parse_reply(result.text)
+        if not summary:
+            return "Claude sent no summary; the turns stay"
+        journal = {"v": 1, "date": date, "at": platform.utc_stamp()[11:16], "n": n, "last": last,
+                   "summary": summary, "facts": facts if facts_ok else []}
+        path = self.journal_path(stem)
+        space.guarded(lambda: files.write_atomic(path, json.dumps(journal)), "a conversation summary", (path,))
+        self._step("journal")
+        return journal
+
+    def _read_journal(self, stem):
+        path = self.journal_path(stem)
+        files.remove_stale_tmp(path)
+        text = files.read_text(path, JOURNAL_MAX)
+        if text is None:
+            return None
+        try:
+            journal = json.loads(text)
+            if not isinstance(journal.get("summary"), str) or not isinstance(journal.get("last"), list):
+                raise ValueError("incomplete")
+            return journal
+        except (ValueError, AttributeError):
+            print("consolidate: dropping an unreadable journal {}".format(path))
+            files.remove(path)
+            return None
+
+    async def _apply(self, stem, journal, channel, chat_id, role):
+        memory = self.app.memory
+        date = journal.get("date") or platform.utc_date()
+        line = "- {} UTC, earlier in {}: {}".format(journal.get("at", "?"), stem, journal["summary"])
+        if journal["summary"] not in memory.read_daily(date):  # a run cut short may have written it
+            try:
+                memory.append_daily(line, date)
+            except ValueError as exc:  # the note filled up meanwhile: keep the turns, drop the journal
+                files.remove(self.journal_path(stem))
+                return "{}: {}; the turns stay".format(stem, exc)
+        self._step("note")
+        kept_facts = await self._remember(journal.get("facts") or (), channel, chat_id, role)
+        self._step("memory")
+        dropped = self._drop(stem, journal["n"], journal["last"])
+        self._step("session")
+        files.remove(self.journal_path(stem))
+        self.done += 1
+        said = "{}: {} older messages summarised into memory/daily/{}.md".format(stem, dropped, date)
+        if not dropped:
+            said = "{}: an interrupted summary finished (memory/daily/{}.md)".format(stem, date)
+        if kept_facts:
+            said += "; {} saved to MEMORY.md".format(kept_facts)
+        return said
+
+    async def _remember(self, facts, channel, chat_id, role):
+        """Each new fact through the `remember` tool: its tier, autonomy level and confirmation apply."""
+        registry = getattr(self.app, "registry", None)
+        if registry is None or not facts:
+            return 0
+        from mimi.tools import registry as registry_module
+
+        saved = 0
+        for fact in facts:
+            if fact in self.app.memory.read():
+                continue  # already there (written before a power cut, or known)
+            registry_module.current.clear()
+            registry_module.current.update({"channel": channel, "chat_id": str(chat_id),
+                                            "meta": {"role": role, "consolidation": True}})
+            text, is_error = await registry.execute("remember", {"text": fact})
+            if not is_error:
+                saved += 1
+        return saved
+
+    def _drop(self, stem, n, last):
+        """Rewrite the session without its lines up to the consolidated last one; the count dropped."""
+        path = self._path(stem)
+        want_len, want_sha = last[0], last[1]
+        cut = -1
+        index = 0
+        for line in files.iter_lines(path, LINE_MAX):
+            index += 1
+            if line is not None and len(line) == want_len and _sha(line) == want_sha:
+                cut = index
+                break
+            if index > n + _SCAN_SLACK:
+                break
+        if cut < 0:
+            return 0  # gone already (a finished run, a trim, or session_clear)
+
+        def rest():
+            i = 0
+            for line in files.iter_lines(path, LINE_MAX):
+                i += 1
+                if i > cut and line is not None and parse_message(line) is not None:
+                    yield line + b"\n"
+
+        space.guarded(lambda: files.write_atomic(path, rest()), "the conversation " + stem, (path,))
+        return cut
+
+    def _step(self, name):
+        if self.checkpoint is not None:
+            self.checkpoint(name)
+
+
+def _transcript(messages):
+    out = ["The older part of the chat, oldest first:\n"]
+    size = 0
+    for message in messages:
+        text = message["content"].strip()
+        if len(text) > MESSAGE_CHARS:
+            text = text[:MESSAGE_CHARS] + " [...]"
+        piece = "\n{}: {}\n".format("User" if message["role"] == "user" else "Mimi", text)
+        size += len(piece)
+        if size > TRANSCRIPT_MAX:
+            out.append("\n[... the rest is left out]\n")
+            break
+        out.append(piece)
+    return "".join(out)
+
+
+def parse_reply(text):
+    """(summary, [facts]) from the summariser's reply; summary "" when it sent nothing usable."""
+    summary, facts = [], []
+    for raw in (text or "").split("\n"):
+        line = raw.strip()
+        upper = line[:8].upper()
+        if upper.startswith("FACT:"):
+            fact = " ".join(line[5:].split())
+            if fact and len(facts) < FACTS_MAX:
+                facts.append(fact[:FACT_MAX])
+        elif upper.startswith("SUMMARY:"):
+            summary.append(line[8:].strip())
+        elif line and summary and not facts:
+            summary.append(line)  # a summary running over several lines
+    if not summary:  # no format kept: the whole reply is the summary
+        summary = [line for line in (text or "").split("\n") if line.strip() and "FACT:" not in line.upper()]
+    flat = " ".join(" ".join(summary).split())
+    if len(flat) > SUMMARY_MAX:
+        flat = flat[: SUMMARY_MAX - 3] + "..."
+    return flat, facts
+
+
+async def after_turn(app, agent, message, session):
+    """The agent's hook after a saved turn: consolidate the session when it has reached its cap."""
+    if not session or session[0] == "system":
+        return
+    consolidator = of(app)
+    try:
+        if consolidator.due(session[0], session[1]):
+            from mimi.safety import roles
+
+            meta = message.meta if isinstance(message.meta, dict) else {}
+            role = meta.get("role") if meta.get("role") in roles.ROLES else roles.of_turn(
+                {"channel": message.channel, "chat_id": message.chat_id, "meta": meta})
+            print("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
+    except Exception as exc:  # consolidation must never cost the user anything
+        print("consolidate: failed: {}".format(exc))
+        platform.print_exception(exc)
+
+
+def of(app):
+    consolidator = getattr(app, "consolidator", None)
+    if consolidator is None:
+        consolidator = app.consolidator = Consolidator(app)
+    return consolidator
+
+
+def _decode_id(text):
+    out, i = bytearray(), 0
+    while i < len(text):
+        if text[i] == "%" and i + 3 <= len(text):
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(ord(text[i]))
+            i += 1
+    return files.decode(bytes(out))
+
+
+def _role_of_chat(app, channel, chat_id):
+    from mimi.safety import roles
+
+    if channel in roles.OWNER_CHANNELS:
+        return roles.OWNER
+    if channel == "telegram" and chat_id.isdigit():
+        allowed = [part.strip() for part in app.config.get("tg_config", "allowlist").split(",")]
+        if chat_id in allowed:
+            return roles.of_user(app.config, int(chat_id))
+    return roles.OBSERVER
+
+
+async def by_hand(app, name):
+    """`memory_consolidate [chat]`: a session stem (telegram_42) or a chat id (42, console)."""
+    from mimi.bus.message import Message
+    from mimi.storage.sessions import encode_id
+
+    stems = [n[: -len(SUFFIX)] for n in files.listdir(app.sessions.dir) if n.endswith(SUFFIX)]
+    chosen = [s for s in stems if s == name] or [s for s in stems if s.split("_", 1)[-1] == encode_id(name)]
+    if not chosen:
+        return "no conversation named '{}' (session_list shows them)".format(name)
+    channel, _, encoded = chosen[0].partition("_")
+    chat_id = _decode_id(encoded)
+    role = _role_of_chat(app, channel, chat_id)
+    message = Message("cli", "console", "", {"role": role})  # the console's call: the hourly cap applies
+    try:
+        return await of(app).run(app.agent, message, channel, chat_id, True, role)
+    except Exception as exc:
+        platform.print_exception(exc)
+        return "{}: consolidation failed: {}".format(chosen[0], exc)

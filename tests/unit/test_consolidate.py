@@ -1,0 +1,251 @@
+# agent/consolidate.py: a long session summarised once into the daily note, shrunk, crash-safe at each step.
+from support import read, remove_tree, run, tempdir
+
+from mimi import platform
+from mimi.agent import consolidate
+from mimi.bus.message import Message
+from mimi.config import Config
+from mimi.storage import files
+from mimi.storage.layout import Flash
+from mimi.storage.memory import Memory
+from mimi.storage.sessions import Sessions
+
+SUMMARY = "The user planned a trip to Porto with Ada and asked about trains."
+
+
+class PowerCut(Exception):
+    pass
+
+
+class Result:
+    def __init__(self, text):
+        self.text = text
+        self.usage = {"input_tokens": 100, "output_tokens": 20}
+        self.model = "claude-haiku-4-5"
+        self.stop_reason = "end_turn"
+
+
+class FakeClaude:
+    def __init__(self, reply="SUMMARY: " + SUMMARY + "\nFACT: The owner's sister is called Ada."):
+        self.reply = reply
+        self.calls = []
+        self.fail = False
+
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None):
+        self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model})
+        if self.fail:
+            from mimi.llm.errors import ClaudeError
+
+            raise ClaudeError("cut", "The connection to Claude broke")
+        return Result(self.reply)
+
+
+class FakeAgent:
+    def __init__(self, claude, refusal=None):
+        self.claude = claude
+        self.refusal = refusal
+        self.spent = []
+
+    def _check_call(self, message):
+        return self.refusal
+
+    def _spent(self, message, result):
+        self.spent.append(result.usage)
+
+
+class Holder:
+    pass
+
+
+def _app(tag="cons"):
+    app = Holder()
+    app.top = tempdir(tag)
+    app.flash = Flash(app.top + "/data")
+    app.flash.seed()
+    app.config = Config()
+    app.memory = Memory(app.flash)
+    app.sessions = Sessions(app.flash.sessions_dir)
+    app.registry = None
+    return app
+
+
+def _fill(app, pairs, chat="42"):
+    for i in range(pairs):
+        app.sessions.append("telegram", chat, "user", "question {}".format(i), 1000 + i)
+        app.sessions.append("telegram", chat, "assistant", "answer {}".format(i), 1000 + i)
+
+
+def _contents(app, chat="42"):
+    return [m["content"] for m in app.sessions.history("telegram", chat, 1000)]
+
+
+def _consolidate(app, agent, force=False):
+    message = Message("telegram", "42", "hi", {"role": "owner"})
+    return run(consolidate.of(app).run(agent, message, "telegram", "42", force, "owner"))
+
+
+def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
+    app = _app()
+    try:
+        _fill(app, 12)  # 24 messages, over the cap of 20
+        claude = FakeClaude()
+        agent = FakeAgent(claude)
+        assert consolidate.of(app).due("telegram", "42")
+        said = _consolidate(app, agent)
+        assert "14 older messages summarised" in said, said
+        note = app.memory.read_daily(platform.utc_date())
+        assert note.count(SUMMARY) == 1 and "telegram_42" in note
+        kept = _contents(app)
+        assert kept == ["question 7", "answer 7", "question 8", "answer 8", "question 9", "answer 9",
+                        "question 10", "answer 10", "question 11", "answer 11"]
+        sent = claude.calls[0]["messages"][0]["content"]
+        assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
+        assert claude.calls[0]["tools"] is None and agent.spent  # counted by the budget
+        assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
+        assert not files.exists(consolidate.of(app).journal_path("telegram_42"))
+        assert not consolidate.of(app).due("telegram", "42")
+        assert "nothing to consolidate" in _consolidate(app, agent)
+        assert len(claude.calls) == 1
+    finally:
+        remove_tree(app.top)
+
+
+def test_the_watch_model_summarises_when_set():
+    app = _app()
+    try:
+        _fill(app, 11)
+        app.config.override("llm_config", "watch_model", "claude-haiku-4-5")
+        claude = FakeClaude()
+        _consolidate(app, FakeAgent(claude))
+        assert claude.calls[0]["model"] == "claude-haiku-4-5"
+    finally:
+        remove_tree(app.top)
+
+
+def test_a_budget_refusal_or_a_failed_call_leaves_the_session_whole():
+    app = _app()
+    try:
+        _fill(app, 12)
+        before = _contents(app)
+        claude = FakeClaude()
+        said = _consolidate(app, FakeAgent(claude, refusal="I've used today's token budget. Bye."))
+        assert "not now" in said and claude.calls == [] and _contents(app) == before
+        claude.fail = True
+        said = _consolidate(app, FakeAgent(claude))
+        assert "failed" in said and _contents(app) == before
+        assert app.memory.read_daily(platform.utc_date()) == ""
+    finally:
+        remove_tree(app.top)
+
+
+def test_a_power_cut_after_each_step_loses_nothing_and_never_duplicates():
+    for step in consolidate.STEPS:
+        app = _app("cut")
+        try:
+            _fill(app, 12)
+            every = _contents(app)
+            claude = FakeClaude()
+
+            def cut(name, step=step):
+                if name == step:
+                    raise PowerCut(step)
+
+            consolidate.of(app).checkpoint = cut
+            try:
+                _consolidate(app, FakeAgent(claude))
+                raise AssertionError("no power cut at " + step)
+            except PowerCut:
+                pass
+            app.consolidator = None  # the reboot: a fresh consolidator on the same flash
+            _consolidate(app, FakeAgent(claude))
+            note = app.memory.read_daily(platform.utc_date())
+            assert note.count(SUMMARY) == 1, (step, note)
+            kept = _contents(app)
+            assert kept == every[14:], (step, kept)
+            assert len(claude.calls) == 1, step  # the journal kept the summary: no second call
+            assert not files.exists(consolidate.of(app).journal_path("telegram_42")), step
+        finally:
+            remove_tree(app.top)
+
+
+def test_a_cut_during_the_summary_call_writes_nothing_and_the_next_run_does_it_once():
+    app = _app()
+    try:
+        _fill(app, 12)
+        claude = FakeClaude()
+        claude.fail = True
+        _consolidate(app, FakeAgent(claude))
+        claude.fail = False
+        _consolidate(app, FakeAgent(claude))
+        assert app.memory.read_daily(platform.utc_date()).count(SUMMARY) == 1
+        assert len(_contents(app)) == 10
+    finally:
+        remove_tree(app.top)
+
+
+def test_a_session_that_grew_meanwhile_keeps_its_new_turns():
+    app = _app()
+    try:
+        _fill(app, 12)
+        consolidate.of(app).checkpoint = lambda name: app.sessions.append(
+            "telegram", "42", "user", "late message", 2000) if name == "journal" else None
+        _consolidate(app, FakeAgent(FakeClaude()))
+        assert _contents(app)[-1] == "late message" and len(_contents(app)) == 11
+    finally:
+        remove_tree(app.top)
+
+
+def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
+    from mimi.tools.registry import Registry
+
+    app = _app()
+    try:
+        app.agent = Holder()
+        app.agent.after_turn = []
+        app.console = Holder()
+        from mimi.channels.commands import Commands
+
+        app.console.commands = Commands(app, app.console)
+        app.registry = Registry(app)
+        app.registry.load_builtins(["mimi.tools.memory_tools"])
+        assert "memory_consolidate" in app.console.commands.table and app.agent.after_turn
+        _fill(app, 12)
+        claude = FakeClaude()
+        said = _consolidate(app, FakeAgent(claude))
+        assert "FACT" in claude.calls[0]["system"]
+        assert "1 saved to MEMORY.md" in said
+        memory = read(app.flash.memory_path)
+        assert memory.count("The owner's sister is called Ada.") == 1
+        _fill(app, 6)
+        _consolidate(app, FakeAgent(claude))  # the same fact proposed again: not written twice
+        assert read(app.flash.memory_path).count("sister is called Ada") == 1
+        # An observer's chat: no facts asked for
+        calls = len(claude.calls)
+        _fill(app, 6)
+        message = Message("telegram", "42", "hi", {"role": "observer"})
+        run(consolidate.of(app).run(FakeAgent(claude), message, "telegram", "42", False, "observer"))
+        assert len(claude.calls) == calls + 1 and "FACT" not in claude.calls[-1]["system"]
+    finally:
+        remove_tree(app.top)
+
+
+def test_parse_reply_is_lenient_and_bounded():
+    assert consolidate.parse_reply("SUMMARY: a b\nFACT: x\nFACT: y") == ("a b", ["x", "y"])
+    assert consolidate.parse_reply("Just prose.\nMore.") == ("Just prose. More.", [])
+    summary, facts = consolidate.parse_reply("SUMMARY: " + "w " * 1000 + "\n" + "FACT: f\n" * 9)
+    assert len(summary) <= consolidate.SUMMARY_MAX and len(facts) == consolidate.FACTS_MAX
+    assert consolidate.parse_reply("") == ("", [])
+
+
+def test_by_hand_names_a_chat_and_says_what_happened():
+    app = _app()
+    try:
+        app.agent = FakeAgent(FakeClaude())
+        _fill(app, 3)
+        assert "nothing to consolidate" in run(consolidate.by_hand(app, "telegram_42"))
+        _fill(app, 5)
+        said = run(consolidate.by_hand(app, "42"))
+        assert "summarised" in said and len(_contents(app)) == 10
+        assert "no conversation" in run(consolidate.by_hand(app, "nobody"))
+    finally:
+        remove_tree(app.top)
