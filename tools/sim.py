@@ -8,8 +8,23 @@ import subprocess
 import sys
 import time
 
+import sim_console
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAKE_KEY = "sk-ant-fake-demo-key-0000"
+DEMO_GUIDE = (
+    "\n  This is the OFFLINE DEMO: replies come from a stand-in brain, not from Claude.\n"
+    "  Try:  chat hello  |  chat what time is it?  |  chat remember I like green tea  |  help\n"
+    "  Web chat: http://localhost:{port}/  (ws_token prints the link with its token)\n"
+    "  Real Claude: press Ctrl-C, then run  ANTHROPIC_API_KEY=sk-ant-... make sim\n"
+    "  Up/Down recall earlier lines; Ctrl-C quits.\n\n"
+)
+REAL_GUIDE = (
+    "\n  Claude: the real Anthropic API (key from ANTHROPIC_API_KEY). Try: chat hello  |  help\n"
+    "  Web chat: http://localhost:{port}/  (ws_token prints the link with its token)\n"
+    "  Up/Down recall earlier lines; Ctrl-C quits.\n\n"
+)
+TELEGRAM_GUIDE = "  Telegram: write to your bot; the console then shows the tg_allow command that admits you.\n\n"
 
 
 def main():
@@ -42,9 +57,11 @@ def main():
         cmd += ["--bot-token-env", "TELEGRAM_BOT_TOKEN"]
     if env.get("TELEGRAM_API"):
         cmd += ["--telegram-api", env["TELEGRAM_API"]]
-    print("sim: web chat on http://localhost:{}/ (type ws_token for the token)".format(args.ws_port))
+    guide = (DEMO_GUIDE if fake else REAL_GUIDE).format(port=args.ws_port)
+    if env.get("TELEGRAM_BOT_TOKEN"):
+        guide += TELEGRAM_GUIDE
     try:
-        return subprocess.call(cmd, cwd=ROOT, env=env)
+        return sim_console.run(cmd, ROOT, env, guide)
     except KeyboardInterrupt:
         return 0
     finally:

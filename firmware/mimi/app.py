@@ -1,7 +1,7 @@
 # Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
 import asyncio
 
-from mimi import VERSION, platform, watch
+from mimi import VERSION, mqtt, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context
 from mimi.agent.heartbeat import Heartbeat
@@ -74,6 +74,7 @@ class App:
         self.onboarding = Onboarding(self)  # the setup access point when no WiFi is saved
         self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps
+        mqtt.setup(self)  # app.mqtt: the mqtt_* commands; the channel only once a broker is set
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
         self.registry.load_builtins()

@@ -70,6 +70,20 @@ SETTINGS = (
     ("safety_config", "watch_evals_min", INT, 6, 0, 1, 600, "Watcher evaluations allowed per minute, all watchers"),
     ("safety_config", "watch_acts_hour", INT, 10, 0, 1, 1000,
      "Watcher actions (tool calls and notices) allowed per hour, all watchers"),
+    ("mqtt_config", "host", TEXT, "", 0, None, None, "MQTT broker host name or IP; empty: MQTT off (mqtt_set)"),
+    ("mqtt_config", "port", INT, 0, 0, 0, 65535, "MQTT broker port; 0: 1883, or 8883 with TLS"),
+    ("mqtt_config", "user", TEXT, "", 0, None, None, "MQTT user name (mqtt_auth)"),
+    ("mqtt_config", "password", TEXT, "", PASSWORD, None, None, "MQTT password (mqtt_auth)"),
+    ("mqtt_config", "tls", INT, 0, 0, 0, 1, "1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"),
+    ("mqtt_config", "device_id", TEXT, "", 0, None, None,
+     "This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"),
+    ("mqtt_config", "role", TEXT, "observer", 0, None, None,
+     "Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"),
+    ("mqtt_config", "discovery", INT, 1, 0, 0, 1, "1: announce the board to Home Assistant (mqtt_discovery)"),
+    ("mqtt_config", "ha_prefix", TEXT, "homeassistant", 0, None, None, "Home Assistant's discovery prefix"),
+    ("mqtt_config", "publish_allow", TEXT, "", 0, None, None,
+     "Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"),
+    ("mqtt_config", "keepalive", INT, 60, 0, 5, 3600, "Seconds between MQTT keep-alive pings"),
 )
 
 

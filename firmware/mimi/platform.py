@@ -146,5 +146,15 @@ class _FileReader:
         return self._f.read(n)
 
 
-# The chip's serial console does not echo what is typed; the laptop's terminal does.
-CONSOLE_ECHO = sys.platform == "esp32"
+def _getenv(name):
+    try:
+        import os
+
+        return os.getenv(name)
+    except (ImportError, AttributeError):  # the chip has no environment
+        return None
+
+
+# The chip's serial console does not echo what is typed; the laptop's terminal does, unless
+# `make sim` hands the firmware a terminal without echo (MIMI_CONSOLE_ECHO=1) for line editing.
+CONSOLE_ECHO = sys.platform == "esp32" or _getenv("MIMI_CONSOLE_ECHO") == "1"

@@ -4,7 +4,7 @@ from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  
 from mimi.config import mask
 
 # Commands whose arguments are secrets: the console echoes stars for them.
-SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token")
+SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token", "mqtt_auth")
 
 
 class Commands:

@@ -5,16 +5,14 @@ from mimi import platform
 from mimi.bus.message import Message
 from mimi.bus.queue import Queue
 from mimi.channels.commands import SECRET_COMMANDS, Commands
+from mimi.channels.line_editor import CANCEL, LineEditor
 from mimi.platform import const
 from mimi.safety import confirm
 
 PROMPT = "mimi> "
-LINE_MAX = const(1024)  # longest console line accepted
 LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
 REPLY_TIMEOUT_S = const(600)
-_BACKSPACES = (8, 127)
-_CTRL_C = const(3)
 
 
 class Console:
@@ -25,7 +23,8 @@ class Console:
         self.commands = Commands(app, self)
         self._reply_done = asyncio.Event()
         self._streaming = False
-        self._last_cr = False
+        # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
+        self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, SECRET_COMMANDS)
         self._lines = Queue(LINES_WAITING)
         self._questions = []  # open confirmation questions; the next line typed answers the oldest
 
@@ -120,44 +119,15 @@ class Console:
     async def _edit_lines(self):
         reader = await platform.console_reader()
         platform.console_write(PROMPT)
-        line = bytearray()
         while True:
             byte = await reader.read(1)
             if not byte:
                 platform.console_write("\n(console input closed; the firmware keeps running)\n")
                 return
-            code = byte[0]
-            if code in (10, 13):
-                if code == 10 and self._last_cr and not line:
-                    self._last_cr = False
-                    continue
-                self._last_cr = code == 13
-                if platform.CONSOLE_ECHO:
-                    platform.console_write("\r\n")
-                text = bytes(line).decode("utf-8", "replace") if line else ""
-                line = bytearray()
-                if not self._answers(text):
-                    await self._lines.put(text)
-            elif code in _BACKSPACES:
-                if line:
-                    while line and (line[-1] & 0xC0) == 0x80:  # drop a whole UTF-8 character
-                        line.pop()
-                    line.pop()
-                    if platform.CONSOLE_ECHO:
-                        platform.console_write("\b \b")
-            elif code == _CTRL_C:
-                line = bytearray()
+            text = self.editor.feed(byte[0])
+            if text is None:
+                continue
+            if text == CANCEL:
                 platform.console_write("^C\n" + PROMPT)
-            elif code >= 32 or code == 9:
-                if len(line) >= LINE_MAX:
-                    continue  # over the cap: ignored, the line stays as typed so far
-                line.append(code)
-                if platform.CONSOLE_ECHO:
-                    secret = _is_secret_line(line)
-                    platform.console_write("*" if secret and code != 32 else byte.decode("utf-8", "ignore"))
-
-
-def _is_secret_line(line):
-    # Echo stars, not the secret, once a secret-setting command has its name typed.
-    head = bytes(line).split(b" ", 1)
-    return len(head) > 1 and head[0].decode() in SECRET_COMMANDS
+            elif not self._answers(text):
+                await self._lines.put(text)

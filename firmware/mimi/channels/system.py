@@ -3,7 +3,7 @@ from mimi.bus.message import Message
 from mimi.platform import const
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
-TARGET_CHANNELS = ("telegram", "websocket", "cli")  # where a system turn's answer may go
+TARGET_CHANNELS = ("telegram", "websocket", "cli", "mqtt")  # where a system turn's answer may go
 CONSOLE_TARGET = ("cli", "console")
 CHAT_ID_MAX = const(64)
 _SEPARATOR = ":"
@@ -21,6 +21,10 @@ def check_target(channel, chat_id):
         digits = chat_id[1:] if chat_id.startswith("-") else chat_id
         if not digits.isdigit():
             raise ValueError("a Telegram chat_id is a number, like 123456789")
+    if channel == "mqtt":  # an MQTT chat is a board's device id (this board's own: its `out` topic)
+        from mimi.mqtt.messages import check_device_id
+
+        chat_id = check_device_id(chat_id)
     return channel, chat_id
 
 

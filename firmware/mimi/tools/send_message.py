@@ -10,7 +10,8 @@ TEXT_MAX = const(4000)  # characters of one message
 name = "send_message"
 description = (
     "Send a text message now to a chat: channel 'telegram' (chat_id = the user's id, only "
-    "allowlisted users), 'websocket' (a web chat id) or 'cli' (chat_id 'console'). Use it when "
+    "allowlisted users), 'websocket' (a web chat id), 'cli' (chat_id 'console') or 'mqtt' (chat_id = "
+    "another board's device id: its agent answers and the answer comes back to this chat). Use it when "
     "a message must reach someone other than the chat you are answering."
 )
 schema = {
@@ -46,6 +47,7 @@ async def run(input):
         raise ToolError("the {} channel is not running on this device".format(channel))
     if channel == "telegram" and not app.config.is_set("tg_config", "bot_token"):
         raise ToolError("Telegram is not set up on this device (no bot token)")
-    meta = {"kind": "reply", "streamed": False, "request": {"source": "send_message"}}
+    meta = {"kind": "reply", "streamed": False,
+            "request": {"source": "send_message", "asker": requesting_chat(registry.current)}}
     await app.bus.outbound.put(Message(channel, chat_id, text, meta))
     return "sent to {} chat {}".format(channel, chat_id)

@@ -15,7 +15,7 @@ PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
 ADC_PINS = tuple(range(1, 11))  # ADC1 of the ESP32-S3; ADC2 (GPIO11-20) cannot be read while WiFi is on
 _ADC_FULL_SCALE_MV = const(3100)  # 11 dB attenuation: 0..~3.1 V
 HELP = ("a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), "
-        "or an http(s) URL of a JSON document with #<field.path>")
+        "mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>")
 
 
 class SourceError(ValueError):
@@ -46,6 +46,14 @@ def parse(text):
         if not rest.isdigit():
             raise SourceError("{}: needs a pin number, like {}:4".format(kind, kind))
         return {"kind": kind, "pin": int(rest), "text": text}
+    if sep and kind == "mqtt" and rest:
+        from mimi.mqtt.packets import check_topic
+
+        try:
+            check_topic(rest, wildcards=True)
+        except ValueError as exc:
+            raise SourceError(str(exc))
+        return {"kind": "mqtt", "topic": rest, "text": text}
     if sep and kind == "tool" and rest:
         name, brace, data = rest.partition("{")
         tool_input = {}
@@ -98,6 +106,8 @@ def check(app, text):
         _allowed_pin(app, spec["pin"])
     elif kind == "tool":
         _tool(app, spec)
+    elif kind == "mqtt" and getattr(app, "mqtt", None) is None:
+        raise SourceError("MQTT is not set up on this device (console: mqtt_set <host> [port])")
     return spec["text"]
 
 
@@ -122,6 +132,12 @@ async def read(app, text):
         return shown(_adc(spec["pin"]))
     if kind == "tool":
         return shown(await _tool_result(app, spec))
+    if kind == "mqtt":
+        try:
+            topic, value, age = await app.mqtt.reading(spec["topic"])
+        except ValueError as exc:
+            raise SourceError(str(exc))
+        return shown({"topic": topic, "value": value, "age_s": age})
     return shown(await _http_field(spec))
 
 

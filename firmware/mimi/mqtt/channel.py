@@ -1,0 +1,355 @@
+# The `mqtt` channel: messages on mimi/<id>/in reach the agent with the owner's chosen role; replies, the
+# retained state and availability, Home Assistant discovery, messages to other boards, watched topics.
+import asyncio
+
+from mimi import mqtt, platform
+from mimi.bus.message import Message
+from mimi.mqtt import discovery, messages, packets
+from mimi.mqtt.client import Client, Refused, reason
+from mimi.net.backoff import Backoff
+from mimi.platform import const
+from mimi.safety import roles
+
+CHANNEL = "mqtt"
+STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
+RETRY_FIRST_S = const(1)
+RETRY_MAX_S = const(60)
+REFUSED_RETRY_S = const(300)  # after a wrong password: the owner has to act, so try seldom
+SEEN_IDS = const(16)  # request ids remembered, so a QoS 1 message delivered twice is answered once
+ASKS_MAX = const(8)  # questions to other boards whose answers we still route back
+WATCHED_MAX = const(8)  # topics watchers read
+FIRST_READING_S = const(2)  # a new watched topic: how long to wait for its retained value
+ACK_WAIT_S = const(5)
+_RESTART_KEYS = ("host", "port", "user", "password", "tls", "device_id", "keepalive")
+
+
+class MQTT:
+    """Service (run) and channel (send) in one; app.mqtt."""
+
+    def __init__(self, app):
+        self.app = app
+        self.client = Client(self._on_message)
+        self.task = None
+        self.running = False
+        self.where = None  # "host:port" while connected
+        self.where_base = None  # the base topic of that connection (mqtt_id may change it)
+        self.error = None  # the last connection problem, for mqtt_status
+        self.last_error = ""  # the last error a user was shown (in the state)
+        self.last_reply = ""
+        self.received = self.answered = 0
+        self._seen = []
+        self._asks = []  # [ask id, (channel, chat_id)] of messages sent to other boards
+        self._ask_no = 0
+        self.watched = {}  # topic filter -> (topic, text, ticks_ms) of its newest message, or None
+        self._wake = asyncio.Event()
+        self._restart = False
+        app.mqtt = self
+        app.channels[CHANNEL] = self
+        app.config.subscribe(self._on_config)
+
+    # -- settings --
+    def _get(self, key):
+        return self.app.config.get(mqtt.NS, key)
+
+    def device_id(self):
+        return mqtt.device_id(self.app.config)
+
+    def base(self):
+        return mqtt.base(self.app.config)
+
+    def role(self):
+        role = self._get("role")
+        return role if role in roles.ROLES else roles.OBSERVER
+
+    def port(self):
+        return self._get("port") or (8883 if self._get("tls") else 1883)
+
+    def _on_config(self, ns, key):
+        if ns != mqtt.NS:
+            return
+        if key in _RESTART_KEYS:
+            self._restart = True
+            self._wake.set()
+            if self.client.connected:
+                asyncio.create_task(self._leave())  # the run loop connects again with the new settings
+        elif key in ("discovery", "ha_prefix") and self.client.connected:
+            asyncio.create_task(self.announce())
+
+    async def _leave(self):
+        await self._publish_availability(False, self.where_base)
+        await self.client.close(graceful=True)
+
+    # -- the service --
+    async def run(self):
+        self.running = True
+        try:
+            await self._run()
+        finally:
+            self.running = False
+
+    async def _run(self):
+        backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)
+        states = asyncio.create_task(self._publish_states())
+        await self.app.wifi.up.wait()
+        try:
+            while mqtt.configured(self.app.config):
+                self._restart = False
+                wait = await self._session(backoff)
+                if wait and not self._restart:
+                    await self._sleep(wait)
+        finally:
+            states.cancel()
+        print("mqtt: off")
+
+    async def _session(self, backoff):
+        """One connection from connect to loss; the seconds to wait before the next try (0: at once)."""
+        host, port = self._get("host"), self.port()
+        context = None
+        if self._get("tls"):
+            from mimi.net import ntp, tls
+
+            if not ntp.synced():
+                self.error = "the clock is not set yet (NTP), so the broker's certificate cannot be checked"
+                print("mqtt: cannot connect to {}:{}: {}".format(host, port, self.error))
+                return backoff.next()
+            context = tls.context()
+        base = self.base()
+        will = (base + "/availability", b"offline", 1, True)
+        keepalive = self._get("keepalive")
+        try:
+            await self.client.connect(host, port, context, "mimi-" + self.device_id(), keepalive,
+                                      self._get("user"), self._get("password"), will)
+        except Exception as exc:
+            self.error = reason(exc, host)
+            refused = isinstance(exc, Refused) and exc.code in packets.AUTH_CODES
+            wait = REFUSED_RETRY_S if refused else backoff.next()
+            print("mqtt: cannot connect to {}:{}: {}; trying again in {} s".format(host, port, self.error, wait))
+            return wait
+        backoff.reset()
+        self.where, self.error, self.where_base = "{}:{}".format(host, port), None, base
+        print("mqtt: connected to {} as {}{}".format(self.where, base, " (TLS)" if context else ""))
+        serving = asyncio.create_task(self.client.serve(keepalive))
+        try:
+            await self._online()
+            await serving
+        except Exception as exc:
+            if not self._restart:
+                self.error = reason(exc, host)
+                print("mqtt: connection to {} lost: {}; reconnecting".format(self.where, self.error))
+        finally:
+            serving.cancel()
+            self.where = None
+        return 0 if self._restart else backoff.next()
+
+    async def _sleep(self, seconds):
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    async def _online(self):
+        base = self.base()
+        await self.client.publish(base + "/availability", b"online", 1, True)
+        topics = [(base + "/in", 1), (base + "/reply", 1)] + [(t, 1) for t in self.watched]
+        codes = await self.client.subscribe(topics)
+        if codes is None:
+            print("mqtt: the broker did not confirm the subscriptions")
+        else:
+            for (topic, _), code in zip(topics, codes):
+                if code == 0x80:
+                    print("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
+                          "read it)".format(topic, self._get("user") or "(anonymous)"))
+        await self.announce()
+        await self.publish_state()
+
+    async def announce(self):
+        """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
+        prefix, device_id, base = self._get("ha_prefix"), self.device_id(), self.base()
+        if self._get("discovery"):
+            for topic, config in discovery.configs(prefix, device_id, base):
+                await self.client.publish(topic, messages.encode(config), 1, True)
+        else:
+            for topic in discovery.topics(prefix, device_id):
+                await self.client.publish(topic, b"", 1, True)
+
+    async def stop(self):
+        """mqtt_off: offline (retained), then a clean DISCONNECT (no will)."""
+        self._wake.set()
+        if self.client.connected:
+            await self._leave()
+
+    # -- the state --
+    def state(self):
+        app = self.app
+        free, _ = platform.heap_info()
+        rssi = None
+        try:
+            if app.wifi.is_up():
+                rssi = app.wifi.wlan.status("rssi")
+        except (AttributeError, OSError, ValueError, TypeError):
+            pass
+        budget = getattr(app, "budget", None)
+        return {
+            "online": self.client.connected,
+            "heap_free": free,
+            "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
+            "rssi_dbm": rssi,
+            "tokens_today": budget.store.used_today() if budget is not None else None,
+            "last_error": messages.cut(self.last_error),
+            "last_reply": messages.cut(self.last_reply),
+        }
+
+    async def publish_state(self):
+        await self.client.publish(self.base() + "/state", messages.encode(self.state()), 0, True)
+
+    async def _publish_availability(self, online, base=None):
+        base = base or self.base()
+        await self.client.publish(base + "/availability", b"online" if online else b"offline", 1, True)
+        if not online:
+            state = self.state()
+            state["online"] = False
+            await self.client.publish(base + "/state", messages.encode(state), 0, True)
+
+    async def _publish_states(self):
+        while True:
+            await asyncio.sleep(STATE_PERIOD_S)
+            if self.client.connected:
+                await self.publish_state()
+
+    # -- incoming --
+    async def _on_message(self, topic, payload, retained):
+        base = self.base()
+        if payload is None:
+            print("mqtt: skipped a message on {} over {} bytes".format(topic, packets.PACKET_MAX))
+        elif topic == base + "/in":
+            if retained:  # it would run again at every connect
+                print("mqtt: ignored a retained message on {} (publish requests without retain)".format(topic))
+            else:
+                await self._request(payload)
+        elif topic == base + "/reply":
+            await self._board_answer(payload)
+        for topic_filter in self.watched:
+            if payload is not None and packets.matches(topic_filter, topic):
+                text = bytes(payload[:messages.STATE_TEXT_MAX]).decode("utf-8", "replace")
+                self.watched[topic_filter] = (topic, text, platform.ticks_ms())
+
+    async def _request(self, payload):
+        try:
+            request = messages.parse_request(payload)
+        except ValueError as exc:
+            print("mqtt: ignored a message on {}/in: {}".format(self.base(), exc))
+            await self._out({"kind": "error", "text": "not understood: {}".format(exc)})
+            return
+        rid = request["id"]
+        if rid is not None:
+            key = (request["from"], rid)
+            if key in self._seen:
+                return  # a QoS 1 message delivered again: answered once already
+            self._seen.append(key)
+            del self._seen[:-SEEN_IDS]
+        self.received += 1
+        chat_id = request["from"] or self.device_id()  # a board's messages are its own chat
+        meta = {"mqtt": True, "role": self.role(), "reply_to": request["reply_to"], "id": rid,
+                "from": request["from"]}
+        await self.app.bus.inbound.put(Message(CHANNEL, chat_id, request["text"], meta))
+
+    async def _board_answer(self, payload):
+        try:
+            answer = messages.parse_request(payload)
+        except ValueError as exc:
+            print("mqtt: ignored an answer on {}/reply: {}".format(self.base(), exc))
+            return
+        asker = ("cli", "console")
+        for entry in self._asks:
+            if entry[0] == answer["id"]:
+                asker = entry[1]
+                self._asks.remove(entry)
+                break
+        text = "board {} answered: {}".format(answer["from"] or "?", answer["text"])
+        if asker[0] not in self.app.channels:
+            asker = ("cli", "console")
+        await self.app.bus.outbound.put(Message(asker[0], asker[1], text, {"kind": "notice"}))
+
+    # -- outgoing: the channel --
+    async def send(self, message):
+        meta = message.meta or {}
+        request = meta.get("request") or {}
+        kind = meta.get("kind") or "reply"
+        if kind in ("error", "refused"):
+            self.last_error = message.content
+        if request.get("mqtt"):  # the answer to a message on `in`
+            body = {"text": message.content, "kind": kind, "from": self.device_id(), "chat": message.chat_id}
+            if request.get("id") is not None:
+                body["id"] = request["id"]
+            if kind == "reply":
+                self.last_reply = message.content
+            self.answered += 1
+            await self.client.publish(request.get("reply_to") or self.base() + "/out", messages.encode(body), 1)
+            await self.publish_state()
+        elif request.get("source") == "send_message" and message.chat_id != self.device_id():
+            await self._to_board(message.chat_id, message.content, request.get("asker"))
+        else:  # a notice, a report or a scheduled answer: on `out`
+            await self._out({"text": message.content, "kind": kind, "chat": message.chat_id})
+
+    async def _out(self, body):
+        body["from"] = self.device_id()
+        await self.client.publish(self.base() + "/out", messages.encode(body), 1)
+
+    async def _to_board(self, board, text, asker):
+        self._ask_no += 1
+        ask_id = "{}-{}".format(self.device_id(), self._ask_no)
+        self._asks.append([ask_id, tuple(asker) if asker else ("cli", "console")])
+        del self._asks[:-ASKS_MAX]
+        body = {"text": text, "from": self.device_id(), "reply_to": self.base() + "/reply", "id": ask_id}
+        await self.client.publish(mqtt.BASE_PREFIX + board + "/in", messages.encode(body), 1)
+
+    async def publish(self, topic, payload, retain=False):
+        """The mqtt_publish tool: True once the broker acknowledged, False if not yet, None without a connection."""
+        if not self.client.connected:
+            return None
+        pid = await self.client.publish(topic, payload, 1, retain)
+        return await self.client.acked(pid, ACK_WAIT_S)
+
+    # -- watchers (source mqtt:<topic>) --
+    async def reading(self, topic_filter):
+        """(topic, text, age in s) of the newest message on a watched topic; ValueError when there is none."""
+        if topic_filter not in self.watched:
+            if len(self.watched) >= WATCHED_MAX:
+                raise ValueError("at most {} MQTT topics can be watched".format(WATCHED_MAX))
+            self.watched[topic_filter] = None
+            if self.client.connected:
+                codes = await self.client.subscribe([(topic_filter, 1)])
+                if codes and codes[0] == 0x80:
+                    del self.watched[topic_filter]
+                    raise ValueError("the broker refused the subscription to {} (ACL)".format(topic_filter))
+                for _ in range(FIRST_READING_S * 10):  # a retained value arrives at once
+                    if self.watched.get(topic_filter) is not None:
+                        break
+                    await asyncio.sleep(0.1)
+        newest = self.watched.get(topic_filter)
+        if newest is None:
+            raise ValueError("no message on {} yet{}".format(
+                topic_filter, "" if self.client.connected else " (not connected to the broker)"))
+        return newest[0], newest[1], platform.ticks_diff(platform.ticks_ms(), newest[2]) // 1000
+
+    # -- mqtt_status --
+    def describe(self):
+        cfg = self.app.config
+        lines = ["MQTT: {}".format(
+            "connected to {}{}".format(self.where, " (TLS)" if self._get("tls") else "") if self.client.connected
+            else "off (mqtt_set <host> [port])" if not mqtt.configured(cfg)
+            else "connecting to {}:{}{}".format(self._get("host"), self.port(),
+                                                "; last problem: " + self.error if self.error else ""))]
+        from mimi.config import mask
+
+        user = self._get("user")
+        lines.append("  user: {}, password {}".format(user or "(none)", mask(self._get("password"), True)
+                                                      if user else "(none)"))
+        lines.append("  topics: {}/in (messages to me), /out (answers), /state, /availability".format(self.base()))
+        lines.append("  MQTT messages act as: {}; Home Assistant discovery: {}".format(
+            self.role(), "on" if self._get("discovery") else "off"))
+        lines.append("  mqtt_publish may write to: {}".format(self._get("publish_allow") or "nothing (mqtt_allow)"))
+        lines.append("  {} received, {} answered, {} waiting for the broker's ack, {} watched topics".format(
+            self.received, self.answered, len(self.client.pending), len(self.watched)))
+        return lines

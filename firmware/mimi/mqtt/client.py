@@ -1,0 +1,197 @@
+# A small MQTT 3.1.1 client on asyncio streams: TCP or verified TLS, keep-alive, QoS 0/1, resend after reconnect.
+# Why not a kept one: micropython-lib's umqtt.simple blocks the whole event loop on every socket call, and
+# the asyncio clients on PyPI are 1000+ lines with their own WiFi handling, f-strings or unverified TLS.
+# This one shares the firmware's TLS context (CA-checked, host name checked) and bounds every buffer.
+import asyncio
+
+from mimi.mqtt import packets
+from mimi.platform import const
+
+INFLIGHT_MAX = const(16)  # QoS 1 messages kept until the broker acknowledges them (oldest given up first)
+CONNECT_TIMEOUT_S = const(15)  # TCP, TLS and CONNACK together
+WRITE_TIMEOUT_S = const(10)
+SUBACK_TIMEOUT_S = const(10)
+SUBACK_FAILURE = const(0x80)
+_CLOSE_TIMEOUT_S = const(2)
+_ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
+
+
+class MQTTError(Exception):
+    """A connection that failed or ended; the text is meant for the console."""
+
+
+class Refused(MQTTError):
+    """CONNACK with a non-zero return code."""
+
+    def __init__(self, code):
+        super().__init__(packets.REFUSALS.get(code, "the broker refused the connection (code {})".format(code)))
+        self.code = code
+
+
+def reason(exc, host):
+    """What went wrong with a connection, in words."""
+    if isinstance(exc, MQTTError):
+        return str(exc)
+    text = str(exc).strip()
+    if isinstance(exc, ValueError) or "CERTIFICATE" in text.upper():  # MicroPython: ValueError; CPython: SSLError
+        return "the TLS certificate of {} is not trusted ({})".format(host, text or type(exc).__name__)
+    if isinstance(exc, EOFError):
+        return "the broker closed the connection"
+    if isinstance(exc, asyncio.TimeoutError):
+        return "no answer from {} in time".format(host)
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(exc, "errno", None)
+    return _ERRNO_TEXT.get(code) or text or type(exc).__name__
+
+
+class Client:
+    """connect(), then serve() until the connection ends; publish() and subscribe() from any task."""
+
+    def __init__(self, on_message):
+        self.on_message = on_message  # async fn(topic, payload bytes or None when too big, retained)
+        self.reader = self.writer = None
+        self.connected = False
+        self.pending = []  # [pid, topic, payload, retain, sent] of QoS 1 messages, oldest first
+        self.dropped = 0  # QoS 1 messages given up because INFLIGHT_MAX were waiting
+        self._pid = 0
+        self._lock = asyncio.Lock()  # one packet written at a time
+        self._acked = asyncio.Event()
+        self._subacks = {}  # pid -> granted codes (bytes) or None while waiting
+        self.received_ms = 0
+
+    def _next_pid(self):
+        self._pid = self._pid % 65535 + 1
+        return self._pid
+
+    async def connect(self, host, port, context, client_id, keepalive, user=None, password=None, will=None,
+                      clean=False):
+        """Open the connection and log in; Refused or another exception when it fails. Resends unacknowledged
+        QoS 1 messages (DUP set on those already sent)."""
+        await self.close()
+        if context is not None:  # CPython shakes hands in open_connection, MicroPython on the first write
+            opening = asyncio.open_connection(host, port, ssl=context, server_hostname=host)
+        else:
+            opening = asyncio.open_connection(host, port)
+        self.reader, self.writer = await asyncio.wait_for(opening, CONNECT_TIMEOUT_S)
+        try:
+            await self._write(packets.connect(client_id, keepalive, user, password, will, clean))
+            ack = await asyncio.wait_for(packets.read(self.reader), CONNECT_TIMEOUT_S)
+            if ack.kind != packets.CONNACK or len(ack.codes) < 2:
+                raise MQTTError("the broker did not answer CONNECT with CONNACK")
+            if ack.codes[1]:
+                raise Refused(ack.codes[1])
+        except BaseException:
+            await self.close()
+            raise
+        self.connected = True
+        for entry in list(self.pending):
+            await self._send_pending(entry)
+        return bool(ack.codes[0] & 1)  # session present
+
+    async def _write(self, data):
+        async with self._lock:
+            self.writer.write(data)
+            await asyncio.wait_for(self.writer.drain(), WRITE_TIMEOUT_S)
+
+    async def _send_pending(self, entry):
+        pid, topic, payload, retain, sent = entry
+        done = await self.send(packets.publish(topic, payload, 1, retain, pid, dup=sent))
+        entry[4] = sent or done
+        return done
+
+    async def send(self, data):
+        """Write one packet; False (and the connection closed) when it cannot be written."""
+        if not self.connected:
+            return False
+        try:
+            await self._write(data)
+            return True
+        except Exception:
+            await self.close()
+            return False
+
+    async def publish(self, topic, payload, qos=0, retain=False):
+        """QoS 0: sent now or never (False). QoS 1: kept until acknowledged, sent now or after the next
+        connect; returns its packet id."""
+        if not qos:
+            return await self.send(packets.publish(topic, payload, 0, retain))
+        if len(self.pending) >= INFLIGHT_MAX:
+            gone = self.pending.pop(0)
+            self.dropped += 1
+            print("mqtt: gave up an unacknowledged message to {} ({} were waiting)".format(gone[1], INFLIGHT_MAX))
+        entry = [self._next_pid(), topic, payload, retain, False]
+        self.pending.append(entry)
+        await self._send_pending(entry)
+        return entry[0]
+
+    async def acked(self, pid, seconds):
+        """True once the broker acknowledged QoS 1 message pid, False after `seconds`."""
+        try:
+            await asyncio.wait_for(self._until_acked(pid), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def _until_acked(self, pid):
+        while any(entry[0] == pid for entry in self.pending):
+            self._acked.clear()
+            await self._acked.wait()
+
+    async def subscribe(self, topics):
+        """Subscribe to [(filter, qos)]; the granted codes (0x80: refused), or None without an answer."""
+        pid = self._next_pid()
+        self._subacks[pid] = None
+        try:
+            if not await self.send(packets.subscribe(pid, topics)):
+                return None
+            for _ in range(SUBACK_TIMEOUT_S * 10):
+                if self._subacks[pid] is not None:
+                    return self._subacks[pid]
+                await asyncio.sleep(0.1)
+            return None
+        finally:
+            self._subacks.pop(pid, None)
+
+    async def serve(self, keepalive):
+        """Read packets until the connection ends (its reason as an exception); pings every keepalive/2."""
+        pinger = asyncio.create_task(self._ping(keepalive))
+        try:
+            while self.connected:
+                packet = await asyncio.wait_for(packets.read(self.reader), keepalive + keepalive // 2 + 1)
+                await self._handle(packet)
+        finally:
+            pinger.cancel()
+            await self.close()
+
+    async def _ping(self, keepalive):
+        while self.connected:
+            await asyncio.sleep(max(1, keepalive // 2))
+            await self.send(packets.pingreq())
+
+    async def _handle(self, packet):
+        kind = packet.kind
+        if kind == packets.PUBLISH:
+            await self.on_message(packet.topic, packet.payload, packet.retain)
+            if packet.qos:  # acknowledged once handed on: a reset before this gets it sent again
+                await self.send(packets.puback(packet.pid))
+        elif kind == packets.PUBACK:
+            self.pending[:] = [entry for entry in self.pending if entry[0] != packet.pid]
+            self._acked.set()
+        elif kind == packets.SUBACK:
+            if packet.pid in self._subacks:
+                self._subacks[packet.pid] = packet.codes
+
+    async def close(self, graceful=False):
+        """Close the connection; graceful sends DISCONNECT first (the broker then keeps the will to itself)."""
+        writer, self.writer = self.writer, None
+        was = self.connected
+        self.connected = False
+        if writer is None:
+            return
+        try:
+            if graceful and was:
+                writer.write(packets.disconnect())
+                await asyncio.wait_for(writer.drain(), _CLOSE_TIMEOUT_S)
+            writer.close()
+            await asyncio.wait_for(writer.wait_closed(), _CLOSE_TIMEOUT_S)
+        except Exception:
+            pass

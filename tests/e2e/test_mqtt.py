@@ -1,0 +1,282 @@
+# The MQTT channel against a real Mosquitto broker (password file, ACL, TLS with the test CA), both runtimes.
+import json
+import shutil
+import threading
+import time
+
+import pytest
+
+from host_sim.fake_anthropic import text, tool_use
+from tests.e2e.conftest import API_KEY, free_port
+from tests.mosquitto import INSTALL_HINT, USERS, Broker, find
+
+paho = pytest.importorskip("paho.mqtt.client")
+
+# What Home Assistant's MQTT schemas require per component (homeassistant/components/mqtt/<component>.py).
+HA_REQUIRED = {"sensor": ("state_topic",), "text": ("command_topic",), "notify": ("command_topic",)}
+HA_UNITS = {"data_size": ("B", "kB", "KiB", "MB", "MiB"), "duration": ("s", "min", "h", "d", "ms"),
+            "signal_strength": ("dB", "dBm")}
+STATE_CLASSES = ("measurement", "total", "total_increasing")
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    if find() is None:
+        pytest.skip(INSTALL_HINT)
+    server = Broker(tmp_path_factory.mktemp("mosquitto"))
+    server.start()
+    yield server
+    server.stop()
+
+
+class Watcher:
+    """A plain MQTT client (paho) that records every message on its subscriptions, re-subscribing after drops."""
+
+    def __init__(self, broker, user="ha", topics=("#",), client_id=None):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.topics = list(topics)
+        self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id or "", clean_session=True)
+        self.client.username_pw_set(user, USERS[user])
+        self.client.on_message = self._on_message
+        self.client.on_connect = self._on_connect
+        self.connected = threading.Event()
+        self.client.reconnect_delay_set(0.2, 1)
+        self.client.connect("127.0.0.1", broker.port, keepalive=10)
+        self.client.loop_start()
+        assert self.connected.wait(10), "the test client could not connect"
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        for topic in self.topics:
+            client.subscribe(topic, qos=1)
+        time.sleep(0.1)
+        self.connected.set()
+
+    def _on_message(self, client, userdata, message):
+        with self.lock:
+            self.messages.append((message.topic, bytes(message.payload), bool(message.retain)))
+
+    def publish(self, topic, payload, retain=False):
+        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
+        self.client.publish(topic, data, qos=1, retain=retain).wait_for_publish(10)
+
+    def seen(self, topic):
+        with self.lock:
+            return [m for m in self.messages if m[0] == topic]
+
+    def wait(self, topic, check=lambda data: True, timeout=30):
+        """The first JSON (or text) payload on topic for which check() holds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for _, payload, _ in self.seen(topic):
+                try:
+                    data = json.loads(payload)
+                except ValueError:
+                    data = payload.decode()
+                if check(data):
+                    return data
+            time.sleep(0.05)
+        raise AssertionError("nothing matching on {} within {} s; seen: {}".format(
+            topic, timeout, [m for m in self.messages if m[0].startswith("mimi/")][-10:]))
+
+    def stop(self):
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+@pytest.fixture
+def ha(broker):
+    client = Watcher(broker)
+    yield client
+    client.stop()
+
+
+def connect_board(dev, broker, name, password=None, extra=()):
+    dev.command("set_api_key " + API_KEY)
+    assert "mimi/{}/".format(name) in dev.command("mqtt_id " + name)
+    out = dev.command("mqtt_auth {} {}".format(name, password or USERS[name]))
+    assert (password or USERS[name]) not in out
+    for line in extra:
+        dev.command(line)
+    dev.command("mqtt_set 127.0.0.1 {}".format(broker.port))
+    return dev
+
+
+@pytest.fixture
+def kitchen(boot, broker):
+    dev = connect_board(boot(), broker, "kitchen")
+    dev.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=20)
+    return dev
+
+
+def test_a_message_on_in_is_answered_on_out_and_on_a_reply_topic(kitchen, ha, fake):
+    fake.script(text("Hello from the kitchen board."), text("Answered where you asked."))
+    ha.publish("mimi/kitchen/in", {"text": "hi board", "id": "q1"})
+    answer = ha.wait("mimi/kitchen/out", lambda d: isinstance(d, dict) and d.get("id") == "q1")
+    assert answer["text"] == "Hello from the kitchen board." and answer["kind"] == "reply"
+    assert answer["from"] == "kitchen"
+    assert "hi board" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
+    # Plain text (what Home Assistant's text and notify entities send) and a reply topic of the asker's choice.
+    ha.publish("mimi/kitchen/in", {"text": "where?", "reply_to": "home/answers", "id": 7})
+    answer = ha.wait("home/answers", lambda d: d.get("id") == "7")
+    assert answer["text"] == "Answered where you asked."
+
+
+def test_bad_messages_get_a_clear_error_and_the_channel_goes_on(kitchen, ha, fake):
+    ha.publish("mimi/kitchen/in", b'{"txt": "no text field"}')
+    error = ha.wait("mimi/kitchen/out", lambda d: d.get("kind") == "error")
+    assert "no text" in error["text"]
+    kitchen.expect("mqtt: ignored a message on mimi/kitchen/in: the message has no text")
+    fake.script(text("Still here."))
+    ha.publish("mimi/kitchen/in", "plain text works")
+    assert ha.wait("mimi/kitchen/out", lambda d: d.get("kind") == "reply")["text"] == "Still here."
+
+
+def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitchen, broker, ha):
+    late = Watcher(broker, topics=("homeassistant/#",))  # joins afterwards: sees only what is retained
+    try:
+        deadline = time.monotonic() + 10
+        while len(late.messages) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        configs = {m[0]: json.loads(m[1]) for m in late.messages if m[2] and m[1]}
+    finally:
+        late.stop()
+    components = sorted(topic.split("/")[1] for topic in configs)
+    assert components == ["notify"] + ["sensor"] * 6 + ["text"]
+    unique = set()
+    for topic, config in configs.items():
+        prefix, component, node, object_id, last = topic.split("/")
+        assert (prefix, node, last) == ("homeassistant", "kitchen", "config")
+        for key in HA_REQUIRED[component]:
+            assert config[key].startswith("mimi/kitchen/") and "+" not in config[key] and "#" not in config[key]
+        assert config["unique_id"] not in unique
+        unique.add(config["unique_id"])
+        assert config["device"]["identifiers"] == ["mimi_kitchen"] and config["device"]["name"]
+        assert config["availability_topic"] == "mimi/kitchen/availability"
+        if component == "sensor":
+            field = config["value_template"].split("value_json.")[1].split("}")[0].strip()
+            state = ha.wait("mimi/kitchen/state")
+            assert field in state, field
+            device_class = config.get("device_class")
+            if device_class:
+                assert config["unit_of_measurement"] in HA_UNITS[device_class]
+            assert config.get("state_class", "measurement") in STATE_CLASSES
+        if component == "text":
+            assert 0 <= config["min"] <= config["max"] <= 255 and config["mode"] in ("text", "password")
+    assert ha.wait("mimi/kitchen/availability") == "online"
+    assert "removed" in kitchen.command("mqtt_discovery off")
+    later = Watcher(broker, topics=("homeassistant/#",))
+    try:
+        time.sleep(1.0)
+        assert [m for m in later.messages if m[1]] == []  # nothing retained: Home Assistant forgets the device
+    finally:
+        later.stop()
+
+
+def test_state_is_retained_and_updates_after_a_reply(kitchen, ha, fake):
+    first = ha.wait("mimi/kitchen/state")
+    assert first["online"] is True and first["uptime_s"] >= 0 and "tokens_today" in first and "rssi_dbm" in first
+    fake.script(text("Counting tokens."))
+    ha.publish("mimi/kitchen/in", {"text": "count", "id": "s1"})
+    state = ha.wait("mimi/kitchen/state", lambda d: d.get("last_reply") == "Counting tokens.")
+    assert state["tokens_today"] > (first["tokens_today"] or 0)
+
+
+def test_a_broker_restart_mid_conversation_loses_no_message(kitchen, broker, ha, fake):
+    fake.script(text("A slow but certain answer.", chunk=5, delay=0.4))
+    ha.publish("mimi/kitchen/in", {"text": "think slowly", "id": "r1"})
+    fake.wait_requests(1, timeout=10)
+    broker.restart(down_s=1.0)  # the reply is written while the broker is away
+    kitchen.expect("mqtt: connection to 127.0.0.1:\\d+ lost", timeout=30)
+    kitchen.expect("mqtt: connected to 127.0.0.1:\\d+ as mimi/kitchen", timeout=30)
+    answer = ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "r1", timeout=40)
+    assert answer["text"] == "A slow but certain answer."
+    assert len([m for m in ha.seen("mimi/kitchen/out") if json.loads(m[1]).get("id") == "r1"]) >= 1
+    assert ha.wait("mimi/kitchen/availability") == "online"
+
+
+def test_a_wrong_password_gives_a_clear_line_and_is_never_printed(boot, broker):
+    dev = connect_board(boot(), broker, "kitchen", password="not-the-password")
+    line = dev.expect(r"mqtt: cannot connect to 127\.0\.0\.1:\d+: [^\n]*").group(0)
+    assert "password" in line or "not authorized" in line
+    status = dev.command("mqtt_status")
+    assert "user: kitchen, password ********" in status
+    assert "not-the-password" not in dev.output
+    assert "not-the-password" not in dev.command("config_show")
+
+
+def test_a_subscription_the_acl_refuses_gives_a_clear_line(boot, broker):
+    connect_board(boot(), broker, "shy").expect(
+        r"mqtt: the broker refused the subscription to mimi/shy/in \(its ACL does not let user 'shy' read it\)")
+
+
+def test_mqtt_messages_act_as_observer_until_the_owner_says_otherwise(kitchen, ha, fake):
+    kitchen.command("gpio_allow 4")
+    fake.script(tool_use("gpio_write", {"pin": 4, "value": 1}), text("I may not."))
+    ha.publish("mimi/kitchen/in", {"text": "light on", "id": "g1"})
+    assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "g1")["text"] == "I may not."
+    refusal = fake.requests[-1]["body"]["messages"][-1]["content"][0]
+    assert refusal["is_error"] and "needs the operator role and the user asking is an observer" in refusal["content"]
+    assert "careful" not in kitchen.command("mqtt_role operator")
+    fake.script(tool_use("gpio_write", {"pin": 4, "value": 1}), text("The light is on."))
+    ha.publish("mimi/kitchen/in", {"text": "light on", "id": "g2"})
+    assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "g2")["text"] == "The light is on."
+    report = ha.wait("mimi/kitchen/out", lambda d: d.get("kind") == "report")
+    assert "gpio_write" in report["text"]
+    # Even an operator on MQTT never gets owner tools; only the owner can make MQTT the owner.
+    fake.script(tool_use("write_file", {"path": "files/x.txt", "content": "hi"}), text("Not allowed."))
+    ha.publish("mimi/kitchen/in", {"text": "write", "id": "g3"})
+    ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "g3")
+    assert "needs the owner role" in fake.requests[-1]["body"]["messages"][-1]["content"][0]["content"]
+    assert "careful: anyone who may publish to mimi/kitchen/in now owns this device" in kitchen.command(
+        "mqtt_role owner")
+
+
+def test_mqtt_publish_only_to_allowed_topics(kitchen, ha):
+    out = kitchen.command('tool_exec mqtt_publish {"topic": "home/lamp/set", "payload": "ON"}')
+    assert "not a topic the owner allowed" in out and "mqtt_allow home/lamp/set" in out
+    assert "home/lamp/#" in kitchen.command("mqtt_allow home/lamp/#")
+    out = kitchen.command('tool_exec mqtt_publish {"topic": "home/lamp/set", "payload": "ON"}')
+    assert "acknowledged by the broker" in out
+    assert ha.wait("home/lamp/set") == "ON"
+    assert "wildcard" in kitchen.command('tool_exec mqtt_publish {"topic": "home/lamp/#", "payload": "x"}')
+
+
+def test_a_watcher_reads_an_mqtt_topic(kitchen, ha):
+    ha.publish("home/temp", {"c": 21.5}, retain=True)
+    kitchen.command('watch_add hot mqtt:home/temp 60 "tell me when it is over 30 C"')
+    out = kitchen.command("watch_check hot", timeout=30)
+    assert "21.5" in out and "home/temp" in out
+
+
+def test_tls_with_the_test_ca_and_refused_without_it(boot, broker, flash):
+    dev = connect_board(boot(), broker, "kitchen", extra=("mqtt_tls on",))
+    dev.command("mqtt_set localhost {}".format(broker.tls_port))
+    dev.expect(r"mqtt: cannot connect to localhost:\d+: the TLS certificate of localhost is not trusted", timeout=30)
+    dev.command("mqtt_off")
+    certs = flash / "data" / "certs"
+    certs.mkdir(parents=True, exist_ok=True)
+    shutil.copy(broker.certs["ca.der"], certs / "test_ca.der")
+    dev.command("restart")
+    dev.ready()
+    dev.command("mqtt_set localhost {}".format(broker.tls_port))
+    dev.expect(r"mqtt: connected to localhost:\d+ as mimi/kitchen \(TLS\)", timeout=30)
+
+
+def test_two_boards_exchange_a_message_through_the_broker(boot, broker, runtime, tmp_path, fake):
+    kitchen = connect_board(boot(), broker, "kitchen")
+    kitchen.expect("mqtt: connected to .* as mimi/kitchen", timeout=20)
+    from tests.e2e.device import Device
+
+    hall = Device(runtime, tmp_path / "hall_flash", "--anthropic-api", fake.url, "--ws-port", str(free_port()))
+    try:
+        hall.ready()
+        connect_board(hall, broker, "hall")
+        hall.expect("mqtt: connected to .* as mimi/hall", timeout=20)
+        fake.script(text("Hall here: the door is locked."))
+        out = kitchen.command('tool_exec send_message {"channel": "mqtt", "chat_id": "hall", "text": "is the door locked?"}')
+        assert "sent to mqtt chat hall" in out
+        kitchen.expect("board hall answered: Hall here: the door is locked.", timeout=30)
+        assert "is the door locked?" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
+    finally:
+        hall.stop()
