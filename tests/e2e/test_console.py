@@ -2,6 +2,7 @@
 import json
 
 from host_sim.fake_anthropic import text
+from tests.e2e.conftest import API_KEY
 
 
 def _said(request):
@@ -39,3 +40,14 @@ def test_unknown_commands_suggest_the_nearest(device):
     assert "did you mean status?" in device.command("stauts")
     assert "did you mean wifi_set or wifi_status?" in device.command("wifi")
     assert "type help for the list" in device.command("flurb")
+
+
+def test_up_arrow_recalls_the_last_line_and_secrets_are_not_kept(device, fake):
+    fake.script(text("One."), text("Two."), text("Three."))
+    device.command("chat say one")
+    out = device.command("\x1b[A")  # Up, then Enter: the same line again
+    assert "mimi: Two." in out
+    assert _said(fake.requests[-1]) == "say one"
+    device.command("set_api_key " + API_KEY)
+    device.command("\x1b[A\x7f\x7f\x7ftwo")  # Up recalls the chat line, never the key
+    assert _said(fake.requests[-1]) == "say two"

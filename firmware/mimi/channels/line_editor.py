@@ -1,0 +1,219 @@
+# The console's line editor: typing, cursor keys, Home/End, history, secrets echoed as stars.
+# Fed one byte at a time; draws with ANSI cursor moves only when the console does not echo itself.
+from mimi.platform import const
+
+LINE_MAX = const(1024)  # bytes in one line; keys past it are ignored
+HISTORY_MAX = const(12)  # lines kept for Up/Down (secret-setting lines never are)
+CANCEL = 3  # feed() result for Ctrl-C: the line was thrown away
+_ESC = const(27)
+_BACKSPACES = (8, 127)
+_LEFT = "\x1b[D"
+_RIGHT = "\x1b[C"
+_CLEAR_RIGHT = "\x1b[K"
+# Control keys: Ctrl-A home, Ctrl-B left, Ctrl-D delete, Ctrl-E end, Ctrl-F right, Ctrl-K cut to
+# the end, Ctrl-N down, Ctrl-P up, Ctrl-U cut the line, Ctrl-W cut a word.
+_CONTROLS = {1: "home", 2: "left", 4: "delete", 5: "end", 6: "right", 11: "cut_end", 14: "down",
+             16: "up", 21: "cut_line", 23: "cut_word"}
+_CSI_KEYS = {"A": "up", "B": "down", "C": "right", "D": "left", "H": "home", "F": "end",
+             "1~": "home", "7~": "home", "4~": "end", "8~": "end", "3~": "delete"}
+
+
+def _utf8_length(lead):
+    if lead >= 0xF0:
+        return 4
+    if lead >= 0xE0:
+        return 3
+    return 2 if lead >= 0xC0 else 1
+
+
+class LineEditor:
+    """feed(byte) -> None (still typing), the finished line (str), or CANCEL."""
+
+    def __init__(self, write, echo, secret_words=(), history_max=HISTORY_MAX, line_max=LINE_MAX):
+        self.write = write  # text to the terminal; used only when echo is on
+        self.echo = echo
+        self.secret_words = secret_words  # commands whose arguments are shown as stars
+        self.history = []
+        self.history_max = history_max
+        self.line_max = line_max
+        self.chars = []  # the line, one str per character
+        self.cursor = 0
+        self._bytes = 0  # UTF-8 length of the line
+        self._pending = bytearray()  # the start of a multi-byte character
+        self._escape = None  # None, or the bytes of an escape sequence so far
+        self._browse = None  # index into history while Up/Down is used
+        self._draft = None  # the line being typed before Up was pressed
+        self._last_cr = False
+
+    # -- input --
+    def feed(self, code):
+        if self._escape is not None:
+            return self._escape_byte(code)
+        if code in (10, 13):
+            if code == 10 and self._last_cr:
+                self._last_cr = False
+                return None  # the LF of a CR LF pair
+            self._last_cr = code == 13
+            return self._finish()
+        self._last_cr = False
+        if code == _ESC:
+            self._escape = bytearray()
+        elif code in _BACKSPACES:
+            self._backspace()
+        elif code == CANCEL:
+            self._reset()
+            return CANCEL
+        elif code in _CONTROLS:
+            self.key(_CONTROLS[code])
+        elif code >= 32 or code == 9:
+            self._typed(code)
+        return None
+
+    def _escape_byte(self, code):
+        seq = self._escape
+        seq.append(code)
+        if len(seq) == 1:
+            if code not in (0x5B, 0x4F):  # ESC [ or ESC O start a key; anything else ends it
+                self._escape = None
+            return None
+        if 0x40 <= code <= 0x7E or len(seq) > 8:  # the final byte (or a sequence we do not know)
+            self._escape = None
+            name = _CSI_KEYS.get(bytes(seq[1:]).decode("utf-8", "ignore"))
+            if name:
+                self.key(name)
+        return None
+
+    def _typed(self, code):
+        if self._pending or code >= 0x80:
+            self._pending.append(code)
+            if len(self._pending) < _utf8_length(self._pending[0]):
+                return
+            text = bytes(self._pending).decode("utf-8", "replace")
+            self._pending = bytearray()
+        else:
+            text = chr(code)
+        size = len(text.encode())
+        if self._bytes + size > self.line_max:
+            return  # over the cap: ignored, the line stays as typed so far
+        self._bytes += size
+        at_end = self.cursor == len(self.chars)
+        self.chars.insert(self.cursor, text)
+        self.cursor += 1
+        if at_end:  # appending never changes how the rest looks
+            self._out(self._shown(self.cursor - 1, self.cursor))
+        else:
+            self._redraw(self.cursor - 1)
+
+    def _finish(self):
+        line = "".join(self.chars)
+        if self.echo:
+            self.write("\r\n")
+        if line.strip() and not self._is_secret():
+            if not self.history or self.history[-1] != line:
+                self.history.append(line)
+                if len(self.history) > self.history_max:
+                    self.history.pop(0)
+        self._reset()
+        return line
+
+    def _reset(self):
+        self.chars, self.cursor, self._bytes = [], 0, 0
+        self._pending = bytearray()
+        self._browse = self._draft = None
+
+    # -- keys --
+    def key(self, name):
+        old = self.cursor
+        if name == "left" and self.cursor > 0:
+            self.cursor -= 1
+            self._out(_LEFT)
+        elif name == "right" and self.cursor < len(self.chars):
+            self.cursor += 1
+            self._out(_RIGHT)
+        elif name == "home":
+            self.cursor = 0
+            self._move(old, 0)
+        elif name == "end":
+            self.cursor = len(self.chars)
+            self._move(old, self.cursor)
+        elif name == "delete" and self.cursor < len(self.chars):
+            self._cut(self.cursor, self.cursor + 1)
+        elif name == "cut_end":
+            self._cut(self.cursor, len(self.chars))
+        elif name == "cut_line":
+            self._cut(0, len(self.chars))
+        elif name == "cut_word":
+            start = self.cursor
+            while start > 0 and self.chars[start - 1] == " ":
+                start -= 1
+            while start > 0 and self.chars[start - 1] != " ":
+                start -= 1
+            self._cut(start, self.cursor)
+        elif name in ("up", "down"):
+            self._recall(-1 if name == "up" else 1)
+
+    def _backspace(self):
+        if self.cursor == 0:
+            return
+        if self.cursor == len(self.chars):
+            self._bytes -= len(self.chars.pop().encode())
+            self.cursor -= 1
+            self._out("\b \b")
+            return
+        self._cut(self.cursor - 1, self.cursor)
+
+    def _cut(self, start, end):
+        if start >= end:
+            return
+        old = self.cursor
+        self._bytes -= len("".join(self.chars[start:end]).encode())
+        del self.chars[start:end]
+        self.cursor = start
+        self._redraw(old)
+
+    def _recall(self, step):
+        if not self.history:
+            return
+        if self._browse is None:
+            if step > 0:
+                return
+            self._draft = "".join(self.chars)
+            self._browse = len(self.history)
+        self._browse = max(0, min(len(self.history), self._browse + step))
+        text = self.history[self._browse] if self._browse < len(self.history) else self._draft
+        old = self.cursor
+        self.chars = list(text)
+        self._bytes = len(text.encode())
+        self.cursor = len(self.chars)
+        self._redraw(old)
+
+    # -- drawing --
+    def _out(self, text):
+        if self.echo and text:
+            self.write(text)
+
+    def _move(self, old, new):
+        if new < old:
+            self._out(_LEFT * (old - new) if old - new < 4 else "\x1b[{}D".format(old - new))
+        elif new > old:
+            self._out(self._shown(old, new))
+
+    def _redraw(self, old):
+        """Draw the line again from the start, then put the cursor back where it belongs."""
+        if not self.echo:
+            return
+        self._move(old, 0)
+        self.write(self._shown(0, len(self.chars)) + _CLEAR_RIGHT)
+        self._move(len(self.chars), self.cursor)
+
+    def _is_secret(self):
+        head = "".join(self.chars).split(" ", 1)
+        return len(head) > 1 and head[0] in self.secret_words
+
+    def _shown(self, start, end):
+        """How chars[start:end] look: a secret command's arguments as stars (spaces kept)."""
+        if not self._is_secret():
+            return "".join(self.chars[start:end])
+        first = self.chars.index(" ")
+        return "".join(c if i <= first or c == " " else "*"
+                       for i, c in enumerate(self.chars[start:end], start))
