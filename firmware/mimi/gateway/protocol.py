@@ -31,8 +31,8 @@ def parse(data):
 
 
 def parse_frame(data):
-    """("message", chat_id or None, content) or ("confirm", question id, approve: bool) from one client
-    frame; BadFrame says what is wrong with it."""
+    """("message", chat_id or None, content), ("confirm", question id, approve: bool) or
+    ("history", chat_id or None, None) from one client frame; BadFrame says what is wrong with it."""
     if not isinstance(data, str):
         raise BadFrame("send text frames holding JSON, not binary frames")
     try:
@@ -47,20 +47,28 @@ def parse_frame(data):
         if not isinstance(qid, str) or not isinstance(approve, bool):
             raise BadFrame('a confirm frame needs an id and "approve": true or false')
         return "confirm", qid, approve
-    if kind != "message":
+    if kind not in ("message", "history"):
         shown = str(kind)[:_TYPE_SHOWN_MAX] if kind is not None else "(none)"
-        raise BadFrame('unknown type {}; a client sends "message" (or "confirm" to answer a question)'.format(shown))
-    content = obj.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise BadFrame("a message needs text in content")
+        raise BadFrame('unknown type {}; a client sends "message" (or "confirm" to answer a question, '
+                       '"history" for the chat so far)'.format(shown))
     chat_id = obj.get("chat_id")
     if chat_id is not None and not valid_chat_id(chat_id):
         raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))
+    if kind == "history":
+        return "history", chat_id, None
+    content = obj.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BadFrame("a message needs text in content")
     return "message", chat_id, content
 
 
 def hello(chat_id):
     return json.dumps({"type": "hello", "chat_id": chat_id})
+
+
+def user(chat_id, text):
+    """What another client of the same chat just sent (every open tab shows the whole chat)."""
+    return json.dumps({"type": "user", "content": text, "chat_id": chat_id})
 
 
 def token(chat_id, delta):

@@ -183,6 +183,18 @@ class Sessions:
 
         files.write_atomic(path, valid_lines())
 
+    def newest(self, channel, chat_id):
+        """Yield the chat's valid messages newest first, read from the file's end a block at a time."""
+        path = self.path(channel, chat_id)
+        end = files.size(path)
+        if end <= 0:
+            return
+        with open(path, "rb") as f:
+            for line in _lines_backward(f, end):
+                message = parse_message(line)
+                if message is not None:
+                    yield message
+
     def history(self, channel, chat_id, limit=HISTORY_LIMIT):
         """The last `limit` valid messages, oldest first, starting with a user message."""
         path = self.path(channel, chat_id)
