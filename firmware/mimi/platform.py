@@ -158,3 +158,15 @@ def _getenv(name):
 # The chip's serial console does not echo what is typed; the laptop's terminal does, unless
 # `make sim` hands the firmware a terminal without echo (MIMI_CONSOLE_ECHO=1) for line editing.
 CONSOLE_ECHO = sys.platform == "esp32" or _getenv("MIMI_CONSOLE_ECHO") == "1"
+
+
+def code_origin():
+    """Where the firmware's modules run from (`status`): the ROMFS image, frozen code, or files."""
+    import mimi
+
+    path = getattr(mimi, "__file__", None) or ""
+    if path.startswith("/rom/"):
+        return "ROMFS image in /rom (bytecode run in place from flash; it wins over /lib)"
+    if not path or path.startswith((".frozen", "mimi/")):
+        return "frozen into the firmware image"
+    return "files in {}".format(path.rsplit("/", 2)[0])  # /lib on the board: loaded into RAM

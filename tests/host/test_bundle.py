@@ -24,7 +24,7 @@ def firmware_modules():
         dirs[:] = [d for d in dirs if d not in ("__pycache__", "www")]
         for name in names:
             rel = os.path.relpath(os.path.join(folder, name), base).replace(os.sep, "/")
-            if name.endswith(".py") and rel != "main.py":
+            if name.endswith(".py") and rel not in ("main.py", "romfs_boot.py"):
                 found.add(rel)
     return found
 
@@ -39,11 +39,11 @@ def test_bundle_of_the_firmware(tmp_path):
     for rel, entry in manifest.items():
         data = (out / rel).read_bytes()
         assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    # Every firmware module, compiled for the S3; main.py and boot.py stay source.
+    # Every firmware module, compiled for the S3; main.py, boot.py and romfs_boot.py stay source.
     for rel in firmware_modules():
         mpy = (out / "lib" / (rel[:-3] + ".mpy")).read_bytes()
         assert mpy[:2] == MPY_V6, rel
-    assert not any(rel.endswith(".py") for rel in files - {"main.py", "boot.py"})
+    assert not any(rel.endswith(".py") for rel in files - {"main.py", "boot.py", "romfs_boot.py"})
     with open(os.path.join(ROOT, "firmware", "main.py")) as f:
         assert (out / "main.py").read_text() == f.read()
     assert (out / "boot.py").exists()

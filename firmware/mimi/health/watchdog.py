@@ -115,6 +115,7 @@ class Health:
                 "healthy" if self.healthy else "not yet proven healthy",
                 "fed" if self.problem is None else "STARVED ({})".format(self.problem), crashes.count()))
         out("  Firmware: {}".format(image.describe()))
+        out("  Code: {}".format(platform.code_origin()))
 
 
 def configure(text):

@@ -19,7 +19,8 @@ class Updates:
         add("ota", self.ota, "ota <https-url> [sha256]", 1, 2,
             "install a firmware image into the other app slot and restart (hash: given, or <url>.sha256)")
         add("ota_bundle", self.ota_bundle, "ota_bundle <https-url> [manifest-sha256]", 1, 2,
-            "update the modules from a bundle's manifest.json (stock firmware) and restart")
+            "update the modules from a bundle's manifest.json (stock firmware), or write a ROMFS image"
+            " (<url>.img, make romfs; hash given or <url>.sha256) into the romfs partition, and restart")
 
     def out(self, text):
         platform.console_write(text + "\n")
@@ -47,6 +48,8 @@ class Updates:
             platform.reset()
 
     async def _bundle(self, url, manifest_sha256):
+        if url.endswith(".img"):  # a ROMFS image for the romfs partition (make romfs)
+            return await self._romfs(url, manifest_sha256)
         from mimi.ota.bundle import BundleUpdate
 
         self.out("ota_bundle: reading {}".format(url))
@@ -55,6 +58,15 @@ class Updates:
         if not changed and not removed:
             self.out("ota_bundle: every file is up to date; nothing to do")
             return False
+        return True
+
+    async def _romfs(self, url, sha256):
+        from mimi.ota import image, romfs
+
+        if sha256 is None:
+            sha256 = await image.published_hash(url)
+        self.out("ota_bundle: downloading the ROMFS image {} beside the running one".format(url))
+        await romfs.stage(self.root, url, sha256, self.out)
         return True
 
     async def _guarded(self, step, *args):

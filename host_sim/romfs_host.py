@@ -1,0 +1,64 @@
+# run.py --romfs IMAGE: the romfs partition as a file, mounted at /rom with vfs.VfsRom and run in place.
+# At each boot, as boot.py on the chip: a staged image (ota_bundle <url>.img) is written first
+# (firmware/romfs_boot.py over host_sim/standins/romfs_flash.py), then the partition is mounted.
+# Under CPython (no VfsRom) the partition still works for updates, and the sources run.
+import sys
+
+ROM = "/rom"
+
+
+def partition_size(csv_path, name="romfs"):
+    """Size of a partition in an ESP-IDF partition table CSV."""
+    import lfs_flash
+
+    with open(csv_path) as f:
+        for line in f:
+            cells = [cell.strip() for cell in line.split("#", 1)[0].split(",")]
+            if len(cells) >= 5 and cells[0] == name:
+                return lfs_flash.parse_size(cells[4])
+    raise ValueError("no {} partition in {}".format(name, csv_path))
+
+
+def setup(image, root, firmware_dir):
+    """The partition file configured, romfs_boot imported (then its folder off the path). True: mountable."""
+    import romfs_flash
+
+    romfs_flash.configure(image, partition_size(root + "/partitions.csv"))
+    sys.path.insert(0, firmware_dir)
+    import romfs_boot  # noqa: F401  (kept in sys.modules: mimi.ota.romfs imports it by name)
+
+    sys.path.remove(firmware_dir)
+    try:
+        import vfs
+
+        return hasattr(vfs, "VfsRom")
+    except ImportError:
+        return False
+
+
+def boot(stored, mountable):
+    """As the chip's boot: unmount, finish a staged install, mount the partition's image at /rom."""
+    import romfs_boot
+
+    if mountable:
+        import vfs
+
+        try:
+            vfs.umount(ROM)
+        except OSError:
+            pass
+    romfs_boot.install(stored)
+    if not mountable:
+        return False
+    image = romfs_boot.segment().mapped()  # on the chip: flash mapped into the address space
+    if not image:
+        print("romfs: no image in the romfs partition; nothing mounted at /rom")
+        return False
+    import vfs
+
+    vfs.mount(vfs.VfsRom(image), ROM)
+    for entry in (ROM + "/lib",):
+        if entry not in sys.path:
+            sys.path.insert(1, entry)  # after the stand-ins (the chip's built-in modules), before the rest
+    print("romfs: {} bytes mounted at /rom".format(len(image)))
+    return True
