@@ -6,7 +6,7 @@ from microdot import Response
 
 from mimi import platform
 from mimi.bus.message import Message
-from mimi.gateway import auth, protocol
+from mimi.gateway import auth, history, protocol
 from mimi.gateway.web import Web
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const
@@ -135,7 +135,21 @@ class Gateway:
             return
         if chat_id is not None:
             client.chat_id = chat_id  # the client's chat from now on
+        if kind == "history":
+            await self._on_history(client)
+            return
+        for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
+            if other is not client:
+                await self._deliver(other, protocol.user(client.chat_id, content))
         await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, content))
+
+    async def _on_history(self, client):
+        try:
+            frame = history.frame(self.app.sessions, CHANNEL, client.chat_id)
+        except (OSError, ValueError) as exc:  # an unreadable file: the chat still works
+            print("gateway: could not read the history of {} ({})".format(client.chat_id, exc))
+            frame = protocol.error(client.chat_id, "The device could not read this chat's history.")
+        await self._deliver(client, frame)
 
     def _new_chat_id(self):
         # ws_<n>, skipping any n with a saved session or a client: a newcomer starts afresh
