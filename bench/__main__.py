@@ -8,7 +8,7 @@ import time
 
 from bench import conversation, gateway, heap, machine, storage, telegram
 from bench.report import GOALS, table, verdicts
-from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle
+from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
 
 # Each group of figures, and the function measuring them (given the fake and a logger).
@@ -40,6 +40,8 @@ def main(argv=None):
     started = time.monotonic()
     log("building the .mpy bundle (tools/bundle.py -> build/bench-bundle-<pid>)")
     build_bundle()
+    log("building the ROMFS image (tools/romfs.py -> build/bench-romfs-<pid>.img)")
+    build_romfs()
     results = {"machine": machine.describe(), "quick": QUICK, "timing_heap": TIMING_HEAP,
                "taken": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "figures": {}}
     fake = FakeAnthropic(api_key=API_KEY)

@@ -4,7 +4,7 @@ import os
 import re
 import time
 
-from bench.setup import Firmware, free_port, fresh_dir, standard_flash
+from bench.setup import Firmware, free_port, fresh_dir, image_heap_bytes, standard_flash
 from host_sim.fake_anthropic import text, tool_use
 
 # Reply sizes (characters) of the ten turns: up to 4 KB; turn 3 first calls a tool.
@@ -120,12 +120,18 @@ def cache_stability(requests):
 
 
 def measure_heap(fake, log):
-    """The smallest_heap figure: the .mpy bundle and the .py sources under MicroPython."""
+    """The smallest_heap figure: the .mpy bundle, the .py sources and the ROMFS image under MicroPython.
+
+    The ROMFS run's -X heapsize holds the image (read into RAM); kb_without_image subtracts its cost."""
     fresh_dir("heap")
     heap = {}
-    for runtime in ("mpy", "py"):
+    for runtime in ("mpy", "py", "romfs"):
         log("  smallest heap, {}".format(runtime))
         heap[runtime] = smallest_heap(fake, runtime, log)
+    image = image_heap_bytes()
+    heap["romfs"]["image_kb"] = round(image / 1024, 1)
+    if heap["romfs"].get("kb"):
+        heap["romfs"]["kb_without_image"] = round(heap["romfs"]["kb"] - image / 1024, 1)
     return (heap,)
 
 

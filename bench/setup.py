@@ -20,6 +20,9 @@ if not os.path.exists(MICROPYTHON_BIN):
 BUNDLE = os.path.join(ROOT, "build", "bench-bundle-{}".format(os.getpid()))
 BUNDLE_LIB = os.path.join(BUNDLE, "lib")
 SOURCE_LIB = os.path.join(ROOT, "firmware")
+# The same modules as a ROMFS image (tools/romfs.py), mounted at /rom and run in place (run.py --romfs).
+ROMFS_IMAGE = os.path.join(ROOT, "build", "bench-romfs-{}.img".format(os.getpid()))
+GC_BLOCK = 16  # bytes of one GC heap block on the 64-bit unix port: an allocation is a whole number of them
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "build", "bench-work")  # flashes, data
 
 # The heap of every MicroPython timing run: the standard flash does not fit in 512K.
@@ -52,7 +55,10 @@ def micropython(heap=TIMING_HEAP):
 
 def runtime_command(name, heap=TIMING_HEAP):
     """(interpreter command, --firmware dir) of a runtime: "mpy" (the .mpy bundle under
-    MicroPython), "py" (the .py sources under MicroPython) or "cpython"."""
+    MicroPython), "py" (the .py sources under MicroPython), "romfs" (the ROMFS image under
+    MicroPython: "romfs:<image>" instead of a folder) or "cpython"."""
+    if name == "romfs":
+        return micropython(heap), "romfs:" + ROMFS_IMAGE
     if name == "mpy":
         return micropython(heap), BUNDLE_LIB
     if name == "py":
@@ -67,6 +73,25 @@ def build_bundle():
                            BUNDLE], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit("tools/bundle.py failed:\n" + (done.stdout + done.stderr)[-2000:])
+
+
+def build_romfs():
+    """tools/romfs.py into build/bench-romfs-<pid>.img (the same .mpy modules as an image), removed at exit."""
+    stem = os.path.splitext(ROMFS_IMAGE)[0]
+    for path in (ROMFS_IMAGE, ROMFS_IMAGE + ".sha256"):
+        atexit.register(lambda p=path: os.path.exists(p) and os.remove(p))
+    atexit.register(shutil.rmtree, stem + "-src.bundle", True)
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "romfs.py"), "build", "--out",
+                           ROMFS_IMAGE], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("tools/romfs.py failed:\n" + (done.stdout + done.stderr)[-2000:])
+
+
+def image_heap_bytes():
+    """What the ROMFS image costs the unix port's heap (read into one bytes object): its length plus the
+    terminating NUL, rounded up to whole GC blocks. On the chip the image is mapped flash and costs nothing."""
+    size = os.path.getsize(ROMFS_IMAGE) + 1
+    return (size + GC_BLOCK - 1) // GC_BLOCK * GC_BLOCK
 
 
 def free_port():
@@ -132,7 +157,8 @@ class Firmware:
 
     def __init__(self, runtime, flash, *args, heap=TIMING_HEAP):
         cmd, lib = runtime_command(runtime, heap)
-        self.cmd = cmd + ["host_sim/run.py", "--flash", flash, "--firmware", lib,
+        code = ["--romfs", lib[len("romfs:"):]] if lib.startswith("romfs:") else ["--firmware", lib]
+        self.cmd = cmd + ["host_sim/run.py", "--flash", flash] + code + [
                           "--api-key-env", KEY_ENV] + [str(a) for a in args]
         env = dict(os.environ)
         env[KEY_ENV] = API_KEY

@@ -56,7 +56,7 @@ def stage(src, firmware):
 
 
 def build(out=IMAGE, firmware=None):
-    src = os.path.join(os.path.dirname(out), "romfs-src")
+    src = os.path.splitext(out)[0] + "-src"  # build/romfs-src (+ .bundle): one per image, side by side
     full = stage(src, firmware)
     mpremote = serial_board.tool("MPREMOTE_BUILD", "mpremote")
     result = serial_board.run(mpremote + ["romfs", "--no-mpy", "--output", out, "build", src], capture=True)
@@ -87,7 +87,7 @@ def deploy(port, out, do_build, firmware=None):
     if do_build:
         full, _data = build(out, firmware)
     else:
-        full = os.path.join(os.path.dirname(out), "romfs-src.bundle")
+        full = os.path.splitext(out)[0] + "-src.bundle"
         if not os.path.exists(out) or not os.path.isdir(full):
             sys.exit("deploy-romfs: no image in {}; run `make romfs` first".format(serial_board.shown(out)))
     mpremote = serial_board.tool("MPREMOTE", "mpremote")

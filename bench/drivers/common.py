@@ -6,8 +6,32 @@ import sys
 RESULT_MARK = "BENCH_RESULT "
 
 
+IMAGE_COST = [0]  # heap bytes the ROMFS image itself takes (read into RAM here; mapped flash on the chip)
+
+
+def use_romfs(image):
+    """Mount a ROMFS image at /rom with vfs.VfsRom (MicroPython) and import the firmware from it.
+
+    The image is read into one bytes object first; its cost is measured as the gc.mem_alloc() delta
+    of that read, and the heap figures subtract it (IMAGE_COST)."""
+    import gc
+    import vfs
+
+    gc.collect()
+    before = gc.mem_alloc()
+    with open(image, "rb") as f:
+        data = f.read()
+    gc.collect()
+    IMAGE_COST[0] = gc.mem_alloc() - before
+    vfs.mount(vfs.VfsRom(data), "/rom")
+    sys.path.insert(0, "/rom/lib")
+    sys.path.insert(0, "host_sim/standins")
+
+
 def use_firmware(lib):
-    """Put the firmware (a bundle's lib/ or firmware/) and the laptop stand-ins on sys.path."""
+    """Put the firmware (a bundle's lib/, firmware/ or "romfs:<image>") and the laptop stand-ins on sys.path."""
+    if lib.startswith("romfs:"):
+        return use_romfs(lib[len("romfs:"):])
     sys.path.insert(0, lib)
     sys.path.insert(0, "host_sim/standins")
     venv_lib = ".venv/lib"

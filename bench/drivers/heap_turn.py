@@ -58,7 +58,7 @@ async def main(app):
     warm_ok = await one_turn(app, "warm up")  # lazy imports, first connection, first trim...
     await asyncio.sleep(SETTLE_S)
     gc.collect()
-    idle = gc.mem_alloc()
+    idle = gc.mem_alloc() - common.IMAGE_COST[0]  # the ROMFS image (mapped flash on the chip) not counted
     free = gc.mem_free()
     sampler = Sampler()
     task = asyncio.create_task(sampler.run())
@@ -66,14 +66,16 @@ async def main(app):
     sampler.running = False
     await task
     runner.cancel()
-    common.report({"idle": idle, "heap": idle + free, "peak": sampler.peak,
-                   "above_idle": sampler.peak - idle, "samples": sampler.samples,
+    peak = sampler.peak - common.IMAGE_COST[0]
+    common.report({"idle": idle, "heap": idle + free, "peak": peak, "image": common.IMAGE_COST[0],
+                   "above_idle": peak - idle, "samples": sampler.samples,
                    "ok": ok and warm_ok, "turns": app.agent.turns})
 
 
+SHIPPED = "/rom" if LIB.startswith("romfs:") else "firmware"  # certificates and pages
 firmware = app_module.App(
-    data_root=FLASH + "/data", cert_dirs=["firmware/certs"], tools_dir=FLASH + "/tools",
-    www_dir="firmware/www",
+    data_root=FLASH + "/data", cert_dirs=[SHIPPED + "/certs"], tools_dir=FLASH + "/tools",
+    www_dir=SHIPPED + "/www",
     overrides=[("llm_config", "api_base", API), ("llm_config", "api_key", KEY),
                ("gw_config", "ws_port", PORT)])
 asyncio.run(main(firmware))
