@@ -154,9 +154,9 @@ class Agent:
         turn.clear()
         turn.update({"channel": message.channel, "chat_id": message.chat_id, "meta": message.meta})
         for call in calls:
-            print("agent: tool {} requested".format(call["name"]))
-            if channel is not None and hasattr(channel, "on_tool"):
+            if channel is not None and hasattr(channel, "on_tool"):  # first: the console ends its reply line
                 await channel.on_tool(message.chat_id, call["name"])
+            print("agent: tool {} requested".format(call["name"]))
         self.tool_calls += len(calls)
         outcomes = await asyncio.gather(*[self.registry.execute(c["name"], c["input"]) for c in calls])
         blocks = []

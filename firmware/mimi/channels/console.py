@@ -23,6 +23,7 @@ class Console:
         self.commands = Commands(app, self)
         self._reply_done = asyncio.Event()
         self._streaming = False
+        self._broken_by_tool = False
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, SECRET_COMMANDS)
         self._lines = Queue(LINES_WAITING)
@@ -31,12 +32,22 @@ class Console:
     # -- the cli channel --
     async def on_start(self, chat_id):
         self._streaming = False
+        self._broken_by_tool = False  # text was shown, then a tool ran: send() must not repeat it
 
     async def on_delta(self, chat_id, text):
         if not self._streaming:
+            text = text.lstrip("\n")  # a round after a tool starts a fresh "mimi:" line
+            if not text:
+                return
             self._streaming = True
             platform.console_write("mimi: ")
         platform.console_write(text)
+
+    async def on_tool(self, chat_id, name):
+        if self._streaming:  # the agent's "tool ... requested" line goes below the text so far
+            platform.console_write("\n")
+            self._streaming = False
+            self._broken_by_tool = True
 
     def note(self, line):
         """A line of its own, even while a reply is streaming (the reply goes on after it)."""
@@ -54,9 +65,9 @@ class Console:
             platform.console_write("error: {}\n".format(message.content))
         elif self._streaming:
             platform.console_write("\n")
-        else:
+        elif not (self._broken_by_tool and meta.get("streamed")):
             platform.console_write("mimi: {}\n".format(message.content))
-        self._streaming = False
+        self._streaming = self._broken_by_tool = False
         if "request" in meta:  # the agent's answer to a chat (not a send_message notice)
             self._reply_done.set()
 
