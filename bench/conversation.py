@@ -4,7 +4,7 @@ import os
 import re
 import time
 
-from bench.setup import Firmware, free_port, fresh_dir, image_heap_bytes, standard_flash
+from bench.setup import Firmware, chat_replies, chat_requests, free_port, fresh_dir, image_heap_bytes, standard_flash
 from host_sim.fake_anthropic import text, tool_use
 
 # Reply sizes (characters) of the ten turns: up to 4 KB; turn 3 first calls a tool.
@@ -30,13 +30,14 @@ def _reply_text(turn, size):
 def script(fake):
     """Queue the conversation's replies on the fake; returns the texts the user must see
     (on the tool turn, the text after the tool round)."""
-    expected = []
+    expected, replies = [], []
     for turn, size in enumerate(REPLY_SIZES):
         reply = _reply_text(turn, size)
         if turn == TOOL_TURN:
-            fake.script(tool_use("get_current_time", {}, text="Let me look at the clock."))
+            replies.append(tool_use("get_current_time", {}, text="Let me look at the clock."))
         expected.append(reply)
-        fake.script(text(reply, chunk=32))
+        replies.append(text(reply, chunk=32))
+    chat_replies(fake, replies)
     return expected
 
 
@@ -58,9 +59,9 @@ def run_conversation(fake, runtime, heap, name):
                     why = "turn {}: the reply was not shown whole: {!r}".format(turn, out[-300:])
                     return False, why, fake.requests, time.monotonic() - started
         except (RuntimeError, TimeoutError) as exc:
-            return False, str(exc).splitlines()[0], fake.requests, time.monotonic() - started
-        requests = fake.requests
-        bad = [r for r in requests if r["status"] != 200]
+            return False, str(exc).splitlines()[0], chat_requests(fake.requests), time.monotonic() - started
+        requests = chat_requests(fake.requests)
+        bad = [r for r in fake.requests if r["status"] != 200]
         if len(requests) != len(REPLY_SIZES) + 1 or bad:
             return False, "{} requests, {} refused".format(len(requests), len(bad)), requests, \
                 time.monotonic() - started
@@ -71,6 +72,7 @@ def run_conversation(fake, runtime, heap, name):
         return True, "", requests, time.monotonic() - started
     finally:
         firmware.stop()
+        fake.brain = None
 
 
 def _last_saved(flash):

@@ -1,6 +1,6 @@
 # Peak heap per turn: gc.mem_alloc() high-water above the idle baseline, 1 KB and 16 KB replies.
 from bench.drivers_run import run_driver
-from bench.setup import API_KEY, free_port, micropython, reps, runtime_command, standard_flash
+from bench.setup import API_KEY, chat_replies, free_port, micropython, reps, runtime_command, standard_flash
 from bench.stats import summary
 from host_sim.fake_anthropic import text
 
@@ -10,12 +10,15 @@ HEAP = "1024K"  # roomy, so the figure is what a turn uses, not what a tight hea
 
 def _one(fake, runtime, size, n):
     fake.reset()
-    fake.script(text("Warmed up."), text(("All about the garden. " * (size // 22 + 1))[:size],
-                                         chunk=32))
+    chat_replies(fake, [text("Warmed up."), text(("All about the garden. " * (size // 22 + 1))[:size],
+                                                 chunk=32)])
     flash = standard_flash("peak-{}-{}-{}".format(runtime, size, n), sessions=("cli_console",))
     lib = runtime_command(runtime)[1]
-    return run_driver(micropython(HEAP), "heap_turn.py", lib, flash, fake.url, API_KEY,
-                      free_port())
+    try:
+        return run_driver(micropython(HEAP), "heap_turn.py", lib, flash, fake.url, API_KEY,
+                          free_port())
+    finally:
+        fake.brain = None
 
 
 def measure(fake, log):

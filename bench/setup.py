@@ -94,6 +94,30 @@ def image_heap_bytes():
     return (size + GC_BLOCK - 1) // GC_BLOCK * GC_BLOCK
 
 
+def chat_replies(fake, replies):
+    """The fake answers chat requests (those carrying tools) with `replies` in order, and any other
+    request (the summary call of memory consolidation, issue 14) with a short summary, so the
+    scripted conversation stays in step whatever the firmware asks on the side."""
+    from collections import deque
+
+    from host_sim.fake_anthropic import text
+
+    queue = deque(replies)
+
+    def brain(body, chunk, delay):
+        if body.get("tools") and queue:
+            return queue.popleft()
+        return text("SUMMARY: the owner asked about the garden and the weather.", chunk, delay)
+
+    fake.brain = brain
+    return queue
+
+
+def chat_requests(requests):
+    """The recorded requests of the conversation itself (with tools), without side calls."""
+    return [r for r in requests if not isinstance(r.get("body"), dict) or r["body"].get("tools")]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
