@@ -11,7 +11,15 @@ TOP_LEVEL_FIELDS = frozenset((
     "mcp_servers", "context_management"))
 BLOCK_TYPES = frozenset((
     "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
-    "redacted_thinking", "server_tool_use", "web_search_tool_result"))
+    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result"))
+# Claude's server tools by versioned type, and the beta header a type needs (None: generally available).
+SERVER_TOOL_TYPES = {"web_search_20250305": ("web_search", None), "web_search_20260209": ("web_search", None),
+                     "web_fetch_20250910": ("web_fetch", "web-fetch-2025-09-10")}
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+IMAGE_MAX_BYTES = 5 * 1024 * 1024  # decoded
+PDF_MAX_BYTES = 32 * 1024 * 1024
+_MAGIC = {"image/jpeg": (b"\xff\xd8\xff",), "image/png": (b"\x89PNG\r\n\x1a\n",),
+          "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",), "application/pdf": (b"%PDF-",)}
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 SYSTEM_ROLE_MESSAGE = ('messages: Unexpected role "system". The Messages API accepts a top-level '
                        '`system` parameter, not "system" as an input message role.')
@@ -45,7 +53,7 @@ def check_headers(headers, api_key):
         _bad("content-type: must be application/json")
 
 
-def check_body(raw, known_models):
+def check_body(raw, known_models, headers=None):
     """The parsed request body, or Invalid for anything the real API refuses."""
     try:
         body = json.loads(raw.decode("utf-8"))
@@ -71,7 +79,7 @@ def check_body(raw, known_models):
     if "stream" in body and not isinstance(body["stream"], bool):
         _bad("stream: Input should be a valid boolean")
     _check_system(body.get("system"))
-    _check_tools(body.get("tools"))
+    _check_tools(body.get("tools"), (headers or {}).get("anthropic-beta", ""))
     _check_messages(body["messages"])
     if known_models is not None and body["model"] not in known_models:
         raise Invalid(404, "not_found_error", "model: {}".format(body["model"]))
@@ -101,7 +109,21 @@ def _check_system(system):
         _check_cache_control(block, where)
 
 
-def _check_tools(tools):
+def _check_server_tool(tool, where, betas):
+    kind = tool["type"]
+    known = SERVER_TOOL_TYPES.get(kind)
+    if known is None or (known[1] and known[1] not in [b.strip() for b in betas.split(",")]):
+        expected = ", ".join("'{}'".format(t) for t in sorted(SERVER_TOOL_TYPES) if not SERVER_TOOL_TYPES[t][1])
+        _bad("{}: Input tag '{}' found using 'type' does not match any of the expected tags: 'custom', "
+             "{}".format(where, kind, expected))
+    if tool.get("name") != known[0]:
+        _bad("{}.name: Input should be '{}'".format(where, known[0]))
+    uses = tool.get("max_uses")
+    if uses is not None and (not isinstance(uses, int) or isinstance(uses, bool) or uses < 1):
+        _bad("{}.max_uses: Input should be greater than 0".format(where))
+
+
+def _check_tools(tools, betas=""):
     if tools is None:
         return
     if not isinstance(tools, list):
@@ -114,7 +136,9 @@ def _check_tools(tools):
         name = tool.get("name")
         if not isinstance(name, str) or not TOOL_NAME.match(name):
             _bad("{}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'".format(where))
-        if tool.get("type", "custom") == "custom":
+        if tool.get("type", "custom") != "custom":
+            _check_server_tool(tool, where, betas)
+        else:
             schema = tool.get("input_schema")
             if not isinstance(schema, dict) or schema.get("type") != "object":
                 _bad("{}.input_schema: Input should be a JSON schema with type "
@@ -148,6 +172,12 @@ def _blocks_of(message, where, may_be_empty):
                                        and isinstance(block.get("name"), str)
                                        and isinstance(block.get("input"), dict)):
             _bad("{}: tool_use blocks need a string id and name and an object input".format(at))
+        if kind in ("image", "document"):
+            _check_media(block, at, kind)
+        if kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
+            key = "id" if kind == "server_tool_use" else "tool_use_id"
+            if not isinstance(block.get(key), str):
+                _bad("{}.{}: Field required".format(at, key))
         if kind == "tool_result":
             if not isinstance(block.get("tool_use_id"), str):
                 _bad("{}.tool_use_id: Field required".format(at))
@@ -157,6 +187,49 @@ def _blocks_of(message, where, may_be_empty):
                 _bad("{}.is_error: Input should be a valid boolean".format(at))
         _check_cache_control(block, at)
     return blocks
+
+
+def _decoded(data, where):
+    import base64
+    import binascii
+
+    if not isinstance(data, str):
+        _bad("{}.data: Input should be a valid string".format(where))
+    try:
+        return base64.b64decode(data.encode("ascii"), validate=True)
+    except (ValueError, binascii.Error, UnicodeEncodeError):
+        _bad("{}.data: Invalid base64 data".format(where))
+
+
+def _check_media(block, at, kind):
+    """Image and document blocks as the real API checks them: source, media type, base64, size, content."""
+    source = block.get("source")
+    if not isinstance(source, dict):
+        _bad("{}.source: Field required".format(at))
+    stype = source.get("type")
+    if kind == "document" and stype == "text":
+        if source.get("media_type") != "text/plain":
+            _bad("{}.source.text.media_type: Input should be 'text/plain'".format(at))
+        if not isinstance(source.get("data"), str):
+            _bad("{}.source.text.data: Input should be a valid string".format(at))
+        return
+    if stype != "base64":
+        _bad("{}.source: Input tag {!r} found using 'type' does not match any of the expected tags: "
+             "'base64', 'url'{}".format(at, stype, ", 'text', 'content'" if kind == "document" else ""))
+    where = "{}.source.base64".format(at)
+    media = source.get("media_type")
+    allowed = IMAGE_TYPES if kind == "image" else ("application/pdf",)
+    if media not in allowed:
+        _bad("{}.media_type: Input should be {}".format(where, " or ".join("'{}'".format(m) for m in allowed)))
+    data = _decoded(source.get("data"), where)
+    limit = IMAGE_MAX_BYTES if kind == "image" else PDF_MAX_BYTES
+    if len(data) > limit:
+        _bad("{}: {} exceeds {} MB maximum: {} bytes > {} bytes".format(
+            at, kind, limit // (1024 * 1024), len(data), limit))
+    if not data.startswith(_MAGIC[media]):
+        if kind == "image":
+            _bad("{}: Image does not match the provided media type {}".format(at, media))
+        _bad("{}: The PDF specified was not valid.".format(at))
 
 
 def _check_messages(messages):

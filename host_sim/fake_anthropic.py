@@ -12,7 +12,8 @@ from host_sim.background_server import BackgroundServer
 from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
-    error, escape_non_ascii, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
+    error, escape_non_ascii, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi,
+    web_search)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the real Messages API's request size limit
 _READ_PIECE = 64 * 1024
@@ -20,10 +21,19 @@ _READ_PIECE = 64 * 1024
 
 # ---- what the fake answers when nothing is scripted ----
 
+def _media_of(block):
+    """What the default brain says it was sent: '[image image/jpeg, 1234 bytes]'."""
+    source = block.get("source") or {}
+    data = source.get("data") or ""
+    size = len(data) if source.get("type") == "text" else len(data) * 3 // 4 - data[-2:].count("=")
+    return "[{} {}, {} bytes]".format(block["type"], source.get("media_type"), size)
+
+
 def _text_of(content):
     if isinstance(content, str):
         return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return "\n".join(b.get("text", "") if b.get("type") == "text" else _media_of(b)
+                     for b in content if b.get("type") in ("text", "image", "document"))
 
 
 def heard(messages):
@@ -140,7 +150,7 @@ class FakeAnthropic(BackgroundServer):
             with self._lock:
                 record["body"] = parsed
             check_headers(record["headers"], self.api_key)
-            body = check_body(raw, self.known_models)
+            body = check_body(raw, self.known_models, record["headers"])
         except Invalid as exc:
             return self._error(record, ErrorReply(exc.status, exc.kind, exc.message))
         with self._lock:

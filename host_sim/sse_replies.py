@@ -84,6 +84,7 @@ class Reply:
         self.stall_before_headers = False
         self.text_before = ""  # a fault strikes after this much of the first text block
         self.usage = None  # scripted usage figures that replace the fake's approximations
+        self.search_seconds = 0.0  # the wait after a server_tool_use block (the search itself)
 
     def __repr__(self):
         return "<Reply {} fault={} blocks={}>".format(self.stop_reason, self.fault, self.blocks)
@@ -95,9 +96,18 @@ class Reply:
         for block in self.blocks:
             if block["type"] == "text":
                 n += approx_tokens(block["text"])
-            else:
+            elif "input" in block:  # tool_use, server_tool_use; server results are not Claude's output
                 n += approx_tokens(dumps(block["input"]))
         return max(1, n)
+
+    def server_uses(self):
+        """usage.server_tool_use as the real API reports it, or None without server tool calls."""
+        counts = {}
+        for block in self.blocks:
+            if block["type"] == "server_tool_use":
+                key = block["name"] + "_requests"
+                counts[key] = counts.get(key, 0) + 1
+        return counts or None
 
     def billed(self, usage):
         """The input-side usage to report: the approximation with any scripted figures over it."""
@@ -136,16 +146,25 @@ class Reply:
                     return
                 yield from self._deltas(index, block["text"][split:], None, garbage)
             elif block["type"] == "text":
+                for citation in block.get("citations") or ():  # the real stream: citations before the text
+                    yield WRITE, sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                             "delta": {"type": "citations_delta",
+                                                                       "citation": citation}})
                 yield from self._deltas(index, block["text"], None, garbage)
-            else:
+            elif "input" in block:
                 yield from self._deltas(index, None, block["input"], garbage)
             yield WRITE, sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            if block["type"] == "server_tool_use" and self.search_seconds:
+                yield SLEEP, self.search_seconds  # Anthropic runs the search: its result comes a while later
         if not pinged:
             yield WRITE, PING
+        final_usage = {"output_tokens": self.output_tokens()}
+        if self.server_uses():
+            final_usage["server_tool_use"] = self.server_uses()
         yield WRITE, sse("message_delta", {
             "type": "message_delta",
             "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": self.output_tokens()}})
+            "usage": final_usage})
         if garbage:
             yield WRITE, b"event:future_thing\ndata:{}\n\n: the end is near\n\n"
         yield WRITE, sse("message_stop", {"type": "message_stop"})
@@ -153,8 +172,12 @@ class Reply:
     def _block_start(self, index, block, garbage):
         if block["type"] == "text":
             opened = {"type": "text", "text": ""}
-        else:
-            opened = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            if block.get("citations"):
+                opened["citations"] = []
+        elif block["type"] in ("tool_use", "server_tool_use"):
+            opened = {"type": block["type"], "id": block["id"], "name": block["name"], "input": {}}
+        else:  # a server tool's result arrives whole in its content_block_start
+            opened = dict(block)
         event = {"type": "content_block_start", "index": index, "content_block": opened}
         if garbage:  # `data:` without the space is valid SSE
             yield WRITE, "event: content_block_start\ndata:{}\n\n".format(dumps(event)).encode()
@@ -293,3 +316,57 @@ def long_line(n, stop_reason="end_turn"):
     if n < overhead:
         raise ValueError("long_line needs n >= {}".format(overhead))
     return Reply([_text_block("x" * (n - overhead))], stop_reason, chunk=max(1, n))
+
+
+def _encrypted(n):
+    """Opaque base64 like the real encrypted_content / encrypted_index fields."""
+    import base64
+
+    return base64.b64encode(secrets.token_bytes(n)).decode()
+
+
+def web_result(title, url, page_age="3 days ago", size=900):
+    """One web_search_result as the real API sends it (its content encrypted)."""
+    return {"type": "web_search_result", "title": title, "url": url, "encrypted_content": _encrypted(size),
+            "page_age": page_age}
+
+
+def web_search(query, results, answer=(), intro=None, pause=False, tool="web_search",
+               chunk=DEFAULT_CHUNK, delay=0.0, search_seconds=1.5):
+    """One of Claude's server web searches, streamed as the real API does: an optional intro text, a
+    server_tool_use block (its input as input_json_delta), the web_search_tool_result (whole, in
+    content_block_start), then the answer's text blocks. `results` is a list of (title, url) or an error
+    code string ("max_uses_exceeded", "unavailable"...); each answer part is a str, or (text, url) for a
+    passage citing that result (citations_delta before its text). `pause` ends with pause_turn (the
+    answer then usually empty). `tool` "web_fetch" gives a web_fetch_tool_result for the first url."""
+    blocks = [_text_block(intro)] if intro else []
+    call_id = new_id("srvtoolu")
+    if tool == "web_fetch":
+        url = results[0][1] if isinstance(results, list) else query
+        blocks.append({"type": "server_tool_use", "id": call_id, "name": "web_fetch", "input": {"url": url}})
+        if isinstance(results, str):
+            content = {"type": "web_fetch_tool_error", "error_code": results}
+        else:
+            content = {"type": "web_fetch_result", "url": url, "retrieved_at": "2026-11-24T00:00:00Z",
+                       "content": {"type": "document", "title": results[0][0], "citations": {"enabled": True},
+                                   "source": {"type": "text", "media_type": "text/plain", "data": results[0][0]}}}
+        blocks.append({"type": "web_fetch_tool_result", "tool_use_id": call_id, "content": content})
+    else:
+        blocks.append({"type": "server_tool_use", "id": call_id, "name": "web_search", "input": {"query": query}})
+        if isinstance(results, str):
+            content = {"type": "web_search_tool_result_error", "error_code": results}
+        else:
+            content = [web_result(title, url) for title, url in results]
+        blocks.append({"type": "web_search_tool_result", "tool_use_id": call_id, "content": content})
+    titles = {} if isinstance(results, str) else {url: title for title, url in results}
+    for part in answer:
+        if isinstance(part, str):
+            blocks.append(_text_block(part))
+            continue
+        said, url = part
+        citation = {"type": "web_search_result_location", "url": url, "title": titles.get(url, url),
+                    "encrypted_index": _encrypted(48), "cited_text": said[:150]}
+        blocks.append({"type": "text", "text": said, "citations": [citation]})
+    reply = Reply(blocks, "pause_turn" if pause else "end_turn", chunk, delay)
+    reply.search_seconds = search_seconds
+    return reply

@@ -49,7 +49,7 @@ def test_the_day_budget_warns_at_80_percent_stops_at_100_and_raising_it_lets_the
     assert "I've used today's token budget" in device.command("chat still there?", timeout=30)
     assert len(fake.requests) == 2
     saved = json.loads((flash / "data" / "usage.json").read_text())
-    assert saved["today"] == {"claude-sonnet-4-5": [750, 350, 40, 10]}
+    assert saved["today"] == {"claude-sonnet-4-5": [750, 350, 40, 10, 0]}
 
     assert "daily token budget set to 5000 tokens" in device.command("budget 5000")
     fake.script(text("Back again."))

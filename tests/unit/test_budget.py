@@ -154,7 +154,7 @@ def test_counts_survive_a_restart_and_the_day_and_month_turn_over():
         budget, told, clock = make(folder, day_tokens=1000)
         budget.spent(console(), Result(used(700, 150), "claude-sonnet-4-5"))  # 850: warned, written at once
         saved = json.loads(read(folder + "/usage.json"))
-        assert saved["day"] == "2025-06-01" and saved["today"] == {"claude-sonnet-4-5": [700, 150, 0, 0]}
+        assert saved["day"] == "2025-06-01" and saved["today"] == {"claude-sonnet-4-5": [700, 150, 0, 0, 0]}
         again, told_again, _ = make(folder, clock, day_tokens=1000)  # a restart
         assert again.store.load() is None
         assert again.store.used_today() == 850
@@ -264,8 +264,8 @@ def test_spent_counts_under_the_reply_model_else_the_turn_model_else_the_configu
         budget.spent(console(), Result(used(4)))
         budget.spent(console(), Result(None))  # a reply without usage counts nothing, and does not fail
         today = budget.store.today
-        assert today == {"claude-opus-4-5-20251101": [1, 0, 0, 0], "claude-haiku-4-5": [2, 0, 0, 0],
-                         "claude-sonnet-4-5": [4, 0, 0, 0]}
+        assert today == {"claude-opus-4-5-20251101": [1, 0, 0, 0, 0], "claude-haiku-4-5": [2, 0, 0, 0, 0],
+                         "claude-sonnet-4-5": [4, 0, 0, 0, 0]}
     finally:
         remove_tree(folder)
 

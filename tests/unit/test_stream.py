@@ -118,13 +118,15 @@ def test_usage_merges_message_start_and_message_delta():
     text_block(assembler, 0, ["Hi"])
     finish(assembler, "end_turn", usage={"output_tokens": 6, "cache_read_input_tokens": None})
     assert assembler.usage == {"input_tokens": 11, "output_tokens": 6,
-                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2048}
+                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2048,
+                               "web_search_requests": 0, "web_fetch_requests": 0}
 
 
 def test_usage_keys_are_present_even_when_not_reported():
     assembler, _ = play(HELLO_STREAM)
     assert assembler.usage == {"input_tokens": 11, "output_tokens": 6,
-                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                               "web_search_requests": 0, "web_fetch_requests": 0}
 
 
 def test_tool_use_input_is_assembled_from_partial_json_pieces():
@@ -182,7 +184,7 @@ def test_blank_text_blocks_are_left_out_of_content():
     assert [block["type"] for block in assembler.content] == ["tool_use"]
 
 
-def test_unknown_events_blocks_and_deltas_are_ignored():
+def test_unknown_events_blocks_and_deltas_are_ignored_server_blocks_and_citations_kept():
     assembler = MessageAssembler()
     start(assembler)
     assert assembler.handle("ping", '{"type": "ping"}') is None
@@ -210,7 +212,11 @@ def test_unknown_events_blocks_and_deltas_are_ignored():
                      "delta": {"type": "brand_new_delta", "x": 1}})
     send(assembler, {"type": "content_block_stop", "index": 2})
     finish(assembler, "end_turn")
-    assert assembler.content == [{"type": "text", "text": "Answer"}]
+    # Claude's server tool call and the citations are kept: they go back as they came on a pause_turn
+    assert assembler.content == [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": 1}},
+        {"type": "text", "text": "Answer", "citations": [citation]}]
+    assert assembler.text == "Answer" and assembler.tool_calls == []  # a citation without a URL: no link
     assert assembler.done
 
 
@@ -300,3 +306,58 @@ def test_reply_text_is_capped_at_text_max():
 def test_reply_cap_is_adjustable():
     err = raises(StreamError, text_block, MessageAssembler(text_max=5), 0, ["abc", "def"])
     assert err.kind == "reply_too_long"
+
+
+SEARCH_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9",
+                 "content": [{"type": "web_search_result", "title": "Porto metro", "url": "https://www.metrodoporto.pt/hours",
+                              "encrypted_content": "EqgfCioIARgBIiQ3YTAw", "page_age": "2 days ago"}]}
+
+
+def test_a_web_search_turn_keeps_its_blocks_counts_searches_and_links_citations():
+    assembler = MessageAssembler()
+    start(assembler)
+    send(assembler, {"type": "content_block_start", "index": 0,
+                     "content_block": {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": {}}})
+    assert assembler.started_tool == "web_search"
+    send(assembler, {"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "input_json_delta", "partial_json": '{"query": "porto metro hours"}'}})
+    send(assembler, {"type": "content_block_stop", "index": 0})
+    send(assembler, {"type": "content_block_start", "index": 1, "content_block": SEARCH_RESULT})
+    send(assembler, {"type": "content_block_stop", "index": 1})
+    citation = {"type": "web_search_result_location", "url": "https://www.metrodoporto.pt/hours",
+                "title": "Porto metro", "encrypted_index": "Eo8BCioIAhgB", "cited_text": "runs until 1 am"}
+    send(assembler, {"type": "content_block_start", "index": 2,
+                     "content_block": {"type": "text", "text": "", "citations": []}})
+    send(assembler, {"type": "content_block_delta", "index": 2, "delta": {"type": "citations_delta", "citation": citation}})
+    assert send(assembler, {"type": "content_block_delta", "index": 2,
+                            "delta": {"type": "text_delta", "text": "The metro runs until 1 am."}}) == "The metro runs until 1 am."
+    links = send(assembler, {"type": "content_block_stop", "index": 2})  # streamed like text, after the passage
+    assert links == " ([metrodoporto.pt](https://www.metrodoporto.pt/hours))"
+    send(assembler, {"type": "content_block_start", "index": 3, "content_block": {"type": "text", "text": ""}})
+    send(assembler, {"type": "content_block_delta", "index": 3, "delta": {"type": "citations_delta", "citation": citation}})
+    send(assembler, {"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": " Trams too."}})
+    send(assembler, {"type": "content_block_stop", "index": 3})
+    finish(assembler, "end_turn", usage={"output_tokens": 40, "server_tool_use": {"web_search_requests": 1}})
+    assert assembler.content[0] == {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search",
+                                    "input": {"query": "porto metro hours"}}
+    assert assembler.content[1] == SEARCH_RESULT and assembler.searched
+    assert assembler.content[2]["citations"] == [citation]
+    # The page is linked once, after the first passage that cites it
+    assert assembler.text == ("The metro runs until 1 am. ([metrodoporto.pt](https://www.metrodoporto.pt/hours))"
+                              " Trams too.")
+    assert assembler.usage["web_search_requests"] == 1 and assembler.usage["web_fetch_requests"] == 0
+
+
+def test_too_many_server_blocks_stop_the_stream():
+    from mimi.llm.stream import SERVER_BLOCKS_MAX, StreamError
+
+    assembler = MessageAssembler()
+    start(assembler)
+    try:
+        for i in range(SERVER_BLOCKS_MAX + 1):
+            block = dict(SEARCH_RESULT)
+            send(assembler, {"type": "content_block_start", "index": i, "content_block": block})
+            send(assembler, {"type": "content_block_stop", "index": i})
+        raise AssertionError("no error")
+    except StreamError as exc:
+        assert exc.kind == "too_many_server_blocks"

@@ -7,6 +7,7 @@ from mimi.llm.errors import ClaudeError
 from mimi.platform import const
 
 MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
+PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches) in one turn
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
 _ROUND_BREAK = "\n\n"
 
@@ -92,6 +93,10 @@ class Agent:
             shown[0] = True
             await channel.on_delta(message.chat_id, text)
 
+        async def on_tool(name):  # one of Claude's own tools (web search) started: say so in the draft
+            if channel is not None and hasattr(channel, "on_tool"):
+                await channel.on_tool(message.chat_id, name)
+
         if channel is not None and hasattr(channel, "on_start"):
             await channel.on_start(message.chat_id)
         now = platform.unix_time()
@@ -102,11 +107,12 @@ class Agent:
         del history
         messages.append(self.context.user_turn(message.content, message.channel, now))
         system = self.context.system_blocks(now)
-        tools = self.registry.definitions() if self.registry is not None and self.registry.tools else None
+        tools = self._tools()
         texts = []
         meta = message.meta if isinstance(message.meta, dict) else {}
         model = meta.get("model")  # a watcher's turn may name a smaller model
         result = None
+        pauses = 0
         try:
             for round_no in range(MAX_TOOL_ROUNDS + 1):
                 last = round_no == MAX_TOOL_ROUNDS
@@ -119,12 +125,18 @@ class Agent:
                     break
                 result = await self.claude.stream(
                     system, messages, tools, on_delta if streaming else None, "none" if last and tools else None,
-                    model,
+                    model, on_tool,
                 )
                 self._spent(message, result)
                 if result.text.strip():
                     texts.append(result.text.strip())
                 calls = result.tool_calls
+                if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
+                    pauses += 1  # a long server-side turn (web searches): send it back as is to go on
+                    from mimi.llm import server_tools
+
+                    messages.append({"role": "assistant", "content": server_tools.continued(result.content)})
+                    continue
                 if result.stop_reason != "tool_use" or not calls or last:
                     break
                 messages.append({"role": "assistant", "content": result.content})
@@ -145,6 +157,21 @@ class Agent:
                 await hook(self, message, session)
             except Exception as exc:
                 print("agent: after-turn step failed: {}".format(exc))
+
+    def _tools(self):
+        """The request's tools: the registry's, with Claude's own web tools as the search mode says."""
+        device = self.registry.definitions() if self.registry is not None and self.registry.tools else None
+        config = getattr(self.claude, "config", None)
+        if config is None:
+            return device
+        from mimi.llm import server_tools
+
+        left = True
+        for gate in self.gates:  # the budget says when today's server searches are used up
+            check = getattr(gate, "searches_left", None)
+            if check is not None and not check():
+                left = False
+        return server_tools.definitions(config, device, left)
 
     async def _run_tools(self, message, channel, calls):
         """Run one round's tool calls concurrently; returns the tool_result blocks, in call order."""

@@ -18,6 +18,7 @@ FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is
 STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
 STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
 SSE_LINE_MAX = const(16384)
+SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
 ERROR_BODY_MAX = const(8192)
 _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
 _CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
@@ -80,11 +81,13 @@ class Claude:
         self.config = config
         self.last_usage = None
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None):
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+                     on_tool=None):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 
         `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use;
-        `model` overrides the configured model for this call.
+        `model` overrides the configured model for this call; `on_tool(name)` is awaited when one of
+        Claude's server tools (web search) starts.
         Raises ClaudeError with a message for the user."""
         cfg = self.config
         api_key = cfg.get("llm_config", "api_key")
@@ -98,13 +101,22 @@ class Claude:
             "content-type": "application/json",
             "accept": "text/event-stream",
         }
+        line_max = SSE_LINE_MAX
+        if tools:
+            from mimi.llm import server_tools
+
+            beta = server_tools.beta_header(tools)
+            if beta:
+                headers["anthropic-beta"] = beta
+            if server_tools.has_server_tools(tools):
+                line_max = SERVER_LINE_MAX
         body = _json_pieces(system, messages, tools, model, cfg.get("llm_config", "max_tokens"), tool_choice)
         delay = BACKOFF_FIRST_MS
         attempt = 1
         while True:
             streamed = [False]
             try:
-                return await self._attempt(url, headers, body, model, on_delta, streamed)
+                return await self._attempt(url, headers, body, model, on_delta, streamed, line_max, on_tool)
             except ClaudeError as exc:
                 if streamed[0] or not exc.retryable or attempt >= MAX_ATTEMPTS:
                     if exc.retryable and attempt > 1 and not streamed[0]:
@@ -118,7 +130,7 @@ class Claude:
                 delay = min(delay * 2, BACKOFF_MAX_MS)
                 attempt += 1
 
-    async def _attempt(self, url, headers, body, model, on_delta, streamed):
+    async def _attempt(self, url, headers, body, model, on_delta, streamed, line_max=SSE_LINE_MAX, on_tool=None):
         try:
             response = await http.request("POST", url, headers, body, self.idle_s, self.first_byte_s,
                                           self.deadline_s)
@@ -133,13 +145,17 @@ class Claude:
             parser = SSEParser()
             assembler = MessageAssembler()
             while not assembler.done:
-                line = await response.readline(SSE_LINE_MAX)
+                line = await response.readline(line_max)
                 if line is None:
                     raise ClaudeError("cut", _CUT_MESSAGE.format("the stream ended early"), True)
                 event = parser.feed(line)
                 if event is None:
                     continue
                 delta = assembler.handle(event[0], event[1])
+                if assembler.started_tool is not None:
+                    name, assembler.started_tool = assembler.started_tool, None
+                    if on_tool:
+                        await on_tool(name)
                 if delta:
                     streamed[0] = True
                     if on_delta:

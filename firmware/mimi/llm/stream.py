@@ -7,6 +7,14 @@ from mimi.platform import const
 TEXT_MAX = const(64 * 1024)
 # Most characters of JSON one tool call's input may take.
 TOOL_INPUT_MAX = const(16 * 1024)
+# Server tools (web search and fetch run by Anthropic): their blocks are kept whole to be sent back on a
+# pause_turn or a tool round; at most this many of them per reply, and citations per text block.
+SERVER_BLOCKS_MAX = const(16)
+CITATIONS_MAX = const(16)
+# Result blocks of server tools, sent back as they came; the streamed server_tool_use input like tool_use.
+SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
+# usage.server_tool_use counters, kept flat in `usage` beside the token counts.
+SERVER_USAGE_KEYS = ("web_search_requests", "web_fetch_requests")
 _COALESCE_AT = const(32)  # at most this many text pieces are held...
 _FOLD = const(24)  # ...by joining the newest this many into one (a rope: few objects, little copying)
 
@@ -53,10 +61,12 @@ def _get(obj, key, kind, what):
 class _TextBlock:
     def __init__(self):
         self.pieces = []
+        self.citations = None  # the list of citations when the API sent any
 
 
 class _ToolBlock:
-    def __init__(self, block_id, name, start_input):
+    def __init__(self, block_id, name, start_input, kind="tool_use"):
+        self.kind = kind  # tool_use, or server_tool_use (run by Anthropic; its result follows in the stream)
         self.id = block_id
         self.name = name
         self.start_input = start_input
@@ -79,15 +89,20 @@ class MessageAssembler:
         self.model = None
         self.stop_reason = None
         self.usage = {}
-        for key in USAGE_KEYS:
+        for key in USAGE_KEYS + SERVER_USAGE_KEYS:
             self.usage[key] = 0
         self.done = False
+        self.server_blocks = 0
+        self._links = {}  # index of a text block citing web pages -> " ([site](url))" shown after it
+        self._linked = []  # URLs linked so far: each page once per reply
+        self.started_tool = None  # name of a server tool whose call just began (for "searching the web...")
         self._open = {}  # index -> block still streaming (None for a block type we skip)
         self._finished = {}  # index -> finished block dict
         self._text_size = 0
 
     def handle(self, event_name, data_str):
-        """Take one event; return the text it added when it carried a text_delta, else None."""
+        """Take one event; return the text it added (a text_delta, or the links after a passage citing web
+        pages), else None."""
         if event_name == "message":  # no "event:" line: the data's own type names it
             event = self._parse(data_str)
             event_name = event.get("type")
@@ -100,7 +115,7 @@ class MessageAssembler:
         if event_name == "content_block_start":
             self._start(event)
         elif event_name == "content_block_stop":
-            self._stop(event)
+            return self._stop(event)
         elif event_name == "message_start":
             message = _get(event, "message", dict, "message_start")
             self.message_id = message.get("id")
@@ -138,17 +153,25 @@ class MessageAssembler:
 
     @property
     def text(self):
-        """All finished text blocks, joined as the API means them (no separator)."""
-        return "".join(
-            self._finished[i]["text"]
-            for i in sorted(self._finished)
-            if self._finished[i]["type"] == "text"
-        )
+        """All finished text blocks, joined as the API means them (no separator); a block that cites web
+        pages is followed by links to them, each page linked once."""
+        parts = []
+        for i in sorted(self._finished):
+            block = self._finished[i]
+            if block["type"] == "text":
+                parts.append(block["text"])
+                parts.append(self._links.get(i, ""))
+        return "".join(parts)
 
     @property
     def tool_calls(self):
         """The finished tool_use blocks, in index order."""
         return [block for block in self.content if block["type"] == "tool_use"]
+
+    @property
+    def searched(self):
+        """True when the reply used a server tool (its result blocks are in content)."""
+        return self.server_blocks > 0
 
     def _parse(self, data_str):
         try:
@@ -166,6 +189,12 @@ class MessageAssembler:
             value = usage.get(key)
             if isinstance(value, int):  # null means "not reported here": keep what we have
                 self.usage[key] = value
+        server = usage.get("server_tool_use")
+        if isinstance(server, dict):
+            for key in SERVER_USAGE_KEYS:
+                value = server.get(key)
+                if isinstance(value, int):
+                    self.usage[key] = value
 
     def _index(self, event, what):
         index = _get(event, "index", int, what)
@@ -184,14 +213,25 @@ class MessageAssembler:
             text = block.get("text")
             if isinstance(text, str) and text:
                 self._add_text(opened, text)
-        elif kind == "tool_use":
-            what = "tool_use block {}".format(index)
+            if isinstance(block.get("citations"), list) and block["citations"]:
+                opened.citations = block["citations"][:CITATIONS_MAX]
+        elif kind == "tool_use" or kind == "server_tool_use":
+            what = "{} block {}".format(kind, index)
             start_input = block.get("input")
             opened = _ToolBlock(
                 _get(block, "id", str, what),
                 _get(block, "name", str, what),
                 start_input if isinstance(start_input, dict) else {},
+                kind,
             )
+            if kind == "server_tool_use":
+                self._count_server(index)
+                self.started_tool = opened.name
+        elif kind in SERVER_RESULTS:  # arrives whole in content_block_start: kept as is, sent back as is
+            self._count_server(index)
+            _get(block, "tool_use_id", str, "{} block {}".format(kind, index))
+            self._finished[index] = block
+            opened = None
         else:  # thinking, redacted_thinking, server tools, future types: not ours to keep
             opened = None
         self._open[index] = opened
@@ -202,6 +242,14 @@ class MessageAssembler:
             raise _bad("delta for content block {} which is not open".format(index))
         block = self._open[index]
         delta = _get(event, "delta", dict, "content_block_delta")
+        if delta.get("type") == "citations_delta" and isinstance(block, _TextBlock):
+            citation = delta.get("citation")
+            if isinstance(citation, dict):
+                if block.citations is None:
+                    block.citations = []
+                if len(block.citations) < CITATIONS_MAX:
+                    block.citations.append(citation)
+            return None
         if block is None:  # a block type we skip (server tools also stream input_json_delta)
             return None
         kind = delta.get("type")
@@ -213,7 +261,7 @@ class MessageAssembler:
             return text
         if kind == "input_json_delta":
             if not isinstance(block, _ToolBlock):
-                raise _bad("input_json_delta for block {} which is not tool_use".format(index))
+                raise _bad("input_json_delta for block {} which is not a tool call".format(index))
             piece = _get(delta, "partial_json", str, "input_json_delta")
             block.size += len(piece)
             if block.size > self.tool_input_max:
@@ -242,13 +290,28 @@ class MessageAssembler:
         block = self._open.pop(index)
         if isinstance(block, _TextBlock):
             self._finished[index] = {"type": "text", "text": "".join(block.pieces)}
+            if block.citations:
+                self._finished[index]["citations"] = block.citations
+                from mimi.llm import server_tools
+
+                links = server_tools.links(block.citations, self._linked)
+                if links:
+                    self._links[index] = links
+                    return links  # shown like text: the cited passage is followed by its sources
         elif isinstance(block, _ToolBlock):
             self._finished[index] = {
-                "type": "tool_use",
+                "type": block.kind,
                 "id": block.id,
                 "name": block.name,
                 "input": self._tool_input(block),
             }
+        return None
+
+    def _count_server(self, index):
+        self.server_blocks += 1
+        if self.server_blocks > SERVER_BLOCKS_MAX:
+            raise StreamError("too_many_server_blocks",
+                              "the reply holds more than {} web search blocks".format(SERVER_BLOCKS_MAX))
 
     def _tool_input(self, block):
         source = "".join(block.pieces)

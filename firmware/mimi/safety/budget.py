@@ -78,6 +78,12 @@ class Budget:
         else:
             self._save_soon()
 
+    def searches_left(self):
+        """False once today's server web searches (safety_config.day_searches) are used: requests then
+        offer Claude no web search until midnight UTC."""
+        cap = self._get("day_searches")
+        return cap <= 0 or usage_store.searches(self.store.today) < cap
+
     # -- the daily token budget --
     def limit(self):
         return self._get("day_tokens")
@@ -207,6 +213,9 @@ def _state_lines(budget):
         yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
     yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
         budget.calls_this_hour(), budget._get("llm_per_hour"), budget._get("user_per_min"))
+    cap, searched = budget._get("day_searches"), usage_store.searches(store.today)
+    if searched or cap <= 0:
+        yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
     if usage_store.clock_date(budget.clock()) is None:
         yield "  clock not set yet: counting into {} until NTP sets it".format(store.day or "the first day it names")
 

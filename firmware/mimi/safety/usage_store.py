@@ -15,8 +15,12 @@ OTHER = "(other models)"
 SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
 MARKS_MAX = const(8)
 # The usage fields of a Messages API reply, in the order a model's counts are kept.
-FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-LABELS = ("input", "output", "cache read", "cache write")
+# The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens.
+FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+          "web_search_requests")
+LABELS = ("input", "output", "cache read", "cache write", "web searches")
+TOKEN_FIELDS = const(4)
+SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
 CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
 # USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
@@ -59,7 +63,8 @@ def cost_micro_usd(model, counts):
     # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
     twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
         + 25 * counts[3] * cents_in
-    return (twentieths + 1000) // 2000
+    searches = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
+    return (twentieths + 1000) // 2000 + searches * SEARCH_MICRO_USD
 
 
 def usd(micro):
@@ -79,8 +84,9 @@ def _counts(table):
     out = {}
     for model in table:
         row = table[model]
-        if not isinstance(model, str) or not isinstance(row, list) or len(row) != len(FIELDS):
+        if not isinstance(model, str) or not isinstance(row, list) or not TOKEN_FIELDS <= len(row) <= len(FIELDS):
             raise ValueError("bad counts")
+        row = row + [0] * (len(FIELDS) - len(row))  # a file written before web searches were counted
         for n in row:
             if not isinstance(n, int) or isinstance(n, bool) or n < 0:
                 raise ValueError("bad count")
@@ -98,8 +104,13 @@ def _marks(marks):
 
 
 def total(table):
-    """Every token of a period, all kinds and models counted."""
-    return sum(sum(row) for row in table.values())
+    """Every token of a period, all kinds and models counted (web searches are not tokens)."""
+    return sum(sum(row[:TOKEN_FIELDS]) for row in table.values())
+
+
+def searches(table):
+    """Claude's server web searches of a period, all models."""
+    return sum(row[TOKEN_FIELDS] for row in table.values() if len(row) > TOKEN_FIELDS)
 
 
 class UsageStore:
@@ -189,7 +200,7 @@ class UsageStore:
             for i in range(len(FIELDS)):
                 counts[i] += row[i]
         self.dirty = True
-        return sum(row)
+        return sum(row[:TOKEN_FIELDS])
 
     def used_today(self):
         return total(self.today)
@@ -209,8 +220,11 @@ def report(table, title):
             unknown = True
         else:
             known += cost
-        kinds = ", ".join("{} {}".format(LABELS[i], counts[i]) for i in range(len(FIELDS)))
-        yield "  {}: {} = {} tokens, {}".format(
-            model, kinds, sum(counts), "price unknown" if cost is None else "about " + usd(cost))
+        searched = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
+        kinds = ", ".join("{} {}".format(LABELS[i], counts[i]) for i in range(TOKEN_FIELDS))
+        tokens = "{} = {} tokens".format(kinds, sum(counts[:TOKEN_FIELDS]))
+        if searched:  # "web searches 0" says nothing
+            tokens += ", {} {}".format(searched, LABELS[TOKEN_FIELDS])
+        yield "  {}: {}, {}".format(model, tokens, "price unknown" if cost is None else "about " + usd(cost))
     yield "  total: {} tokens, about {}{}".format(
         total(table), usd(known), " plus models of unknown price" if unknown else "")

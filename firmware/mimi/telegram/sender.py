@@ -81,7 +81,10 @@ class Sender:
         """Show "using <tool>" at the end of the live draft until more text arrives."""
         stream = self._streams.get(chat_id)
         if stream is not None:
-            stream.status = "\n\n_using {}\u2026_".format(name)
+            from mimi.llm.server_tools import ACTIVITY  # web tools: "searching the web..."
+
+            doing = ACTIVITY.get(name) or "using " + name
+            stream.status = "\n\n_{}\u2026_".format(doing)
             stream.changed.set()
 
     async def stop(self, chat_id):

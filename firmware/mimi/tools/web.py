@@ -31,12 +31,37 @@ def setup(app):
         __import__("mimi.tools." + tool._module)
     app.console.commands.add("set_search_key", _set_search_key, "set_search_key <key> [brave|tavily]", 1, 2,
                              "save the web search API key (a tvly- key selects Tavily)")
+    app.console.commands.add("set_search", _set_search, "set_search [server|device|off|auto]", 0, 1,
+                             "who searches the web: Claude itself (server), this device with your key, or nobody")
 
 
 async def _set_search_key(key, provider=None):
     from mimi.tools import search
 
     search.set_search_key(_config[0], key, provider)
+
+
+async def _set_search(mode=None):
+    from mimi.llm import server_tools
+
+    cfg = _config[0]
+    if mode is not None:
+        mode = mode.lower()
+        if mode not in server_tools.MODES + ("auto",):
+            raise ValueError("set_search takes server, device, off or auto")
+        cfg.set(server_tools.NS, "search_mode", "" if mode == "auto" else mode)
+    chosen = server_tools.mode(cfg)
+    said = {server_tools.SERVER: "Claude searches the web itself (Anthropic's web_search, up to {} per request{}; "
+                                 "no key needed, billed by Anthropic)".format(
+                                     cfg.get("web_config", "search_max_uses"),
+                                     ", web_fetch on" if server_tools.fetch_on(cfg) else ""),
+            server_tools.DEVICE: "this device searches with your {} key (web_search tool)".format(
+                cfg.get("web_config", "search_provider")),
+            server_tools.OFF: "no web search"}[chosen]
+    auto = "" if cfg.get(server_tools.NS, "search_mode") else " (auto: set_search server|device|off to choose)"
+    print("search: {}: {}{}".format(chosen, said, auto))
+    if chosen == server_tools.DEVICE and not cfg.is_set("web_config", "search_key"):
+        print("  no search key is set yet: set_search_key <key> [brave|tavily]")
 
 
 WEB_FETCH = LazyTool(

@@ -1,0 +1,106 @@
+# Claude's own tools: web search (and web fetch, behind its beta header) run on Anthropic's side; links.
+from mimi.platform import const
+
+SEARCH_TYPE = "web_search_20250305"
+FETCH_TYPE = "web_fetch_20250910"
+FETCH_BETA = "web-fetch-2025-09-10"  # the anthropic-beta header web_fetch needs
+FETCH_CONTENT_TOKENS = const(6000)  # a fetched page is cut here: keeps the stream's events bounded
+SERVER, DEVICE, OFF = "server", "device", "off"
+MODES = (SERVER, DEVICE, OFF)
+NS = "web_config"
+PAUSES_MAX = const(3)  # pause_turn continuations of one turn
+ACTIVITY = {"web_search": "searching the web", "web_fetch": "reading a web page"}  # what a live draft says
+_LINK_TITLE_MAX = const(40)
+
+
+def mode(config):
+    """server, device or off: the setting, or by default the device's tool when it has a search key."""
+    chosen = config.get(NS, "search_mode")
+    if chosen in MODES:
+        return chosen
+    return DEVICE if config.is_set(NS, "search_key") else SERVER
+
+
+def fetch_on(config):
+    return mode(config) == SERVER and config.get(NS, "server_fetch") == 1
+
+
+def definitions(config, device_tools, searches_left=True):
+    """The `tools` of a request: the device's own, with web_search (and web_fetch) swapped for Claude's
+    server tools in server mode. Built the same way every time, so prompt caching keeps working."""
+    chosen = mode(config)
+    drop = ()
+    if chosen != DEVICE:
+        drop = ("web_search", "web_fetch") if fetch_on(config) else ("web_search",)
+    tools = [t for t in device_tools or () if t.get("name") not in drop] if drop else list(device_tools or ())
+    if chosen == SERVER:
+        uses = config.get(NS, "search_max_uses")
+        if fetch_on(config):
+            tools.append({"type": FETCH_TYPE, "name": "web_fetch", "max_uses": uses,
+                          "max_content_tokens": FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
+        if searches_left:
+            tools.append({"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses})
+    return tools or None
+
+
+def has_server_tools(tools):
+    for tool in tools or ():
+        if "type" in tool:
+            return True
+    return False
+
+
+def beta_header(tools):
+    """The anthropic-beta value a request with these tools needs, or None."""
+    for tool in tools or ():
+        if tool.get("type") == FETCH_TYPE:
+            return FETCH_BETA
+    return None
+
+
+def _host(url):
+    rest = url.split("://", 1)[-1]
+    host = rest.split("/", 1)[0].split("?", 1)[0]
+    return host[4:] if host.startswith("www.") else host
+
+
+def _safe_url(url):
+    """A URL that stays one Markdown link target (no spaces, quotes or closing parenthesis)."""
+    return url.replace(" ", "%20").replace(")", "%29").replace("(", "%28").replace('"', "%22")
+
+
+def _label(citation, url):
+    title = citation.get("title")
+    label = _host(url)
+    if isinstance(title, str) and title.strip() and not label:
+        label = title.strip()
+    label = label.replace("[", "(").replace("]", ")")
+    return label[:_LINK_TITLE_MAX] or "source"
+
+
+def links(citations, linked):
+    """' ([site](url), ...)' for the cited pages not linked yet in this reply (`linked` grows)."""
+    out = []
+    for citation in citations:
+        url = citation.get("url") if isinstance(citation, dict) else None
+        if not isinstance(url, str) or not (url.startswith("https://") or url.startswith("http://")):
+            continue
+        if url in linked:
+            continue
+        linked.append(url)
+        out.append("[{}]({})".format(_label(citation, url), _safe_url(url)))
+    return " ({})".format(", ".join(out)) if out else ""
+
+
+def server_requests(usage):
+    """(web searches, web fetches) a reply's usage reports."""
+    usage = usage or {}
+    return usage.get("web_search_requests", 0), usage.get("web_fetch_requests", 0)
+
+
+def continued(content):
+    """A paused reply's blocks to send back as the final assistant message: the API refuses a final text
+    block that ends in whitespace."""
+    if content and content[-1].get("type") == "text" and content[-1]["text"] != content[-1]["text"].rstrip():
+        content = content[:-1] + [dict(content[-1], text=content[-1]["text"].rstrip())]
+    return content
