@@ -33,6 +33,10 @@ def test_what_time_is_it_runs_get_current_time(sim, demo):
     out = sim.command("chat what time is it?")
     assert "mimi: (offline demo: no API key set) Let me look at the board's clock." in out
     assert "The tool get_current_time answered: It is " in out
+    # Each round on a line of its own, the agent's log line between them, nothing repeated.
+    assert ("board's clock.\nagent: tool get_current_time requested\n"
+            "mimi: The tool get_current_time answered: It is ") in out
+    assert out.count("Let me look") == 1
     assert " UTC on " in out and "(the board's clock)" in out
     first, second = demo.wait_requests(2)
     assert second["body"]["messages"][-1]["content"][0]["type"] == "tool_result"
