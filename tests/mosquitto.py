@@ -15,6 +15,7 @@ ACL = """\
 # boards: their own topics, other boards' inboxes, Home Assistant's discovery, the devices they may drive
 pattern readwrite mimi/%u/#
 pattern write mimi/+/in
+pattern write mimi/+/reply
 pattern write homeassistant/#
 user kitchen
 topic readwrite home/#
@@ -23,9 +24,9 @@ topic readwrite home/#
 # Home Assistant: everything
 user ha
 topic readwrite #
-# shy may connect and write its own topics but not read its inbox
+# shy may connect and write the topics of board "attic" but not read its inbox
 user shy
-topic write mimi/shy/#
+topic write mimi/attic/#
 """
 
 

@@ -20,6 +20,7 @@ ASKS_MAX = const(8)  # questions to other boards whose answers we still route ba
 WATCHED_MAX = const(8)  # topics watchers read
 FIRST_READING_S = const(2)  # a new watched topic: how long to wait for its retained value
 ACK_WAIT_S = const(5)
+PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
 _RESTART_KEYS = ("host", "port", "user", "password", "tls", "device_id", "keepalive")
 
 
@@ -43,6 +44,7 @@ class MQTT:
         self.watched = {}  # topic filter -> (topic, text, ticks_ms) of its newest message, or None
         self._wake = asyncio.Event()
         self._restart = False
+        self._probe = None  # [nonce, came back] of the test message sent to our own `in` after connecting
         app.mqtt = self
         app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
@@ -162,6 +164,20 @@ class MQTT:
                           "read it)".format(topic, self._get("user") or "(anonymous)"))
         await self.announce()
         await self.publish_state()
+        await self._check_inbox(base)
+
+    async def _check_inbox(self, base):
+        # MQTT 3.1.1 brokers (Mosquitto among them) grant any subscription and drop what the ACL refuses
+        # without a word: a test message to our own `in` shows whether messages to this board can arrive.
+        self._probe = ["{}".format(platform.ticks_ms()), False]
+        await self.client.publish(base + "/in", messages.encode({"probe": self._probe[0]}), 1)
+        for _ in range(PROBE_WAIT_S * 10):
+            if self._probe[1] or not self.client.connected:
+                return
+            await asyncio.sleep(0.1)
+        print("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
+              "'{}' read or write it, so messages to this board cannot arrive".format(
+                  base, PROBE_WAIT_S, self._get("user") or "(anonymous)"))
 
     async def announce(self):
         """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
@@ -235,6 +251,9 @@ class MQTT:
                 self.watched[topic_filter] = (topic, text, platform.ticks_ms())
 
     async def _request(self, payload):
+        if self._probe is not None and payload == messages.encode({"probe": self._probe[0]}).encode():
+            self._probe[1] = True
+            return
         try:
             request = messages.parse_request(payload)
         except ValueError as exc:
