@@ -79,6 +79,15 @@ class Watcher:
         raise AssertionError("nothing matching on {} within {} s; seen: {}".format(
             topic, timeout, [m for m in self.messages if m[0].startswith("mimi/")][-10:]))
 
+    def last(self, topic, timeout=10):
+        """The newest payload on topic (text), waiting for a first one."""
+        deadline = time.monotonic() + timeout
+        while not self.seen(topic) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = self.seen(topic)
+        assert found, "nothing on {}".format(topic)
+        return found[-1][1].decode()
+
     def stop(self):
         self.client.loop_stop()
         self.client.disconnect()
@@ -163,7 +172,7 @@ def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitche
             assert config.get("state_class", "measurement") in STATE_CLASSES
         if component == "text":
             assert 0 <= config["min"] <= config["max"] <= 255 and config["mode"] in ("text", "password")
-    assert ha.wait("mimi/kitchen/availability") == "online"
+    assert ha.last("mimi/kitchen/availability") == "online"
     assert "removed" in kitchen.command("mqtt_discovery off")
     later = Watcher(broker, topics=("homeassistant/#",))
     try:
@@ -191,8 +200,27 @@ def test_a_broker_restart_mid_conversation_loses_no_message(kitchen, broker, ha,
     kitchen.expect("mqtt: connected to 127.0.0.1:\\d+ as mimi/kitchen", timeout=30)
     answer = ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "r1", timeout=40)
     assert answer["text"] == "A slow but certain answer."
-    assert len([m for m in ha.seen("mimi/kitchen/out") if json.loads(m[1]).get("id") == "r1"]) >= 1
-    assert ha.wait("mimi/kitchen/availability") == "online"
+    assert ha.last("mimi/kitchen/availability") == "online"
+
+
+def test_a_message_sent_while_the_board_is_away_is_answered_when_it_is_back(kitchen, broker, ha, fake):
+    assert "MQTT off: disconnected" in kitchen.command("mqtt_off")
+    assert ha.last("mimi/kitchen/availability") == "offline"  # said by the board itself, retained
+    assert ha.wait("mimi/kitchen/state", lambda d: d.get("online") is False)
+    assert "MQTT: off" in kitchen.command("mqtt_status")
+    fake.script(text("Sorry for the wait."))
+    ha.publish("mimi/kitchen/in", {"text": "are you there?", "id": "away1"})  # the broker keeps it (QoS 1)
+    kitchen.command("mqtt_set 127.0.0.1 {}".format(broker.port))
+    assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "away1")["text"] == "Sorry for the wait."
+
+
+def test_the_broker_says_offline_for_a_board_that_vanishes(kitchen, ha):
+    assert ha.last("mimi/kitchen/availability") == "online"
+    kitchen.stop()  # power gone: no goodbye; the broker publishes the last will
+    deadline = time.monotonic() + 20
+    while ha.last("mimi/kitchen/availability") != "offline" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ha.last("mimi/kitchen/availability") == "offline"
 
 
 def test_a_wrong_password_gives_a_clear_line_and_is_never_printed(boot, broker):
