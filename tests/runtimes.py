@@ -24,6 +24,12 @@ MICROPYTHON = [_find("micropython") or "micropython", "-X", "heapsize=" + MP_HEA
 MICROPYTHON_FIRMWARE = [MICROPYTHON[0], "-X", "heapsize=" + FIRMWARE_MP_HEAP]
 CPYTHON = [sys.executable]
 RUNTIMES = {"micropython": MICROPYTHON_FIRMWARE, "cpython": CPYTHON}
+# The ROMFS form (tools/romfs.py: the image mounted at /rom, bytecode run in place) at the heap the
+# issue-12 diet reached, the image's own bytes included (on the unix port it sits in the heap):
+# the e2e core and Telegram scenarios also run this way, so a memory regression fails a test.
+ROMFS_MP_HEAP = os.environ.get("MIMI_ROMFS_MP_HEAP", "1024K")
+MICROPYTHON_ROMFS = [MICROPYTHON[0], "-X", "heapsize=" + ROMFS_MP_HEAP]
+RUNTIMES_WITH_ROMFS = dict(RUNTIMES, romfs=MICROPYTHON_ROMFS)
 
 # Under MicroPython the end-to-end tests run the compiled bundle (`make bundle`: what ships to the
 # board) rather than the .py sources; MIMI_MP_SOURCE=1 runs the sources instead.
@@ -49,3 +55,30 @@ def micropython_firmware():
             raise RuntimeError("tools/bundle.py failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
         _built.append(bundle)
     return ["--firmware", os.path.join(_built[0], "lib")]
+
+
+_image = []
+
+
+def romfs_firmware(flash):
+    """--romfs arguments for a firmware on this flash: its romfs partition (a file beside the flash folder,
+    kept across reboots) starts as the image tools/romfs.py builds once per test run."""
+    import shutil
+    import subprocess
+
+    if not _image:
+        import atexit
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="mimi-test-romfs-")
+        atexit.register(shutil.rmtree, folder, True)
+        image = os.path.join(folder, "romfs.img")
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "romfs.py"), "build", "--out", image],
+                              cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError("tools/romfs.py failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
+        _image.append(image)
+    partition = str(flash).rstrip("/") + "-romfs.bin"
+    if not os.path.exists(partition):
+        shutil.copyfile(_image[0], partition)
+    return ["--romfs", partition]

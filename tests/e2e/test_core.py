@@ -3,8 +3,17 @@ import json
 import re
 import time
 
+import pytest
+
 from host_sim.fake_anthropic import cut, error, stream_error, text
 from tests.e2e.conftest import API_KEY
+from tests.runtimes import RUNTIMES_WITH_ROMFS
+
+
+@pytest.fixture(params=sorted(RUNTIMES_WITH_ROMFS))
+def runtime(request):
+    """Both runtimes, and the ROMFS form at the heap of BENCHMARKS.md (tests/runtimes.py)."""
+    return RUNTIMES_WITH_ROMFS[request.param]
 
 
 def _session_lines(flash, name="cli_console"):
