@@ -11,6 +11,7 @@ from host_sim.telegram_params import ApiError, Args, FloodControl, recorded
 from host_sim.telegram_wire import (
     GATEWAY_ERRORS, cut_response, error_body, gateway_page, gateway_response, json_response,
     read_args, success_body, truncated_response)
+from host_sim.telegram_files import Files
 from host_sim.telegram_world import CANONICAL, METHODS, World
 
 _PATH = re.compile(r"^/bot([^/]*)/([^/]*)$")
@@ -39,6 +40,7 @@ class FakeTelegram(BackgroundServer):
         self._calls = []
         self._faults, self._slow = {}, {}
         self._held = None  # the getUpdates request being held, as a ticket dict
+        self.files = Files()  # photos and documents users sent: getFile and the download URL
         self._wakeup = None
 
     # ---- the users' side: inject updates (thread-safe) ----
@@ -66,6 +68,42 @@ class FakeTelegram(BackgroundServer):
     def non_text_message(self, user_id, kind="photo", caption=None, chat_id=None):
         """A photo/sticker/voice/audio/video/video_note/animation/document/location/contact."""
         return self._inject(self._world.non_text_message, user_id, kind, caption, chat_id)
+
+    def photo_message(self, user_id, sizes, caption=None, chat_id=None):
+        """A photo: [(width, height, bytes)] smallest first, as Telegram offers its sizes; returns the update_id."""
+        def build():
+            message = self._world._incoming(user_id, chat_id, None, "A")
+            message["photo"] = self.files.photo_sizes(sizes)
+            if caption is not None:
+                message["caption"] = caption
+            return self._world.add_update("message", message)
+        return self._inject(build)
+
+    def document_message(self, user_id, data, file_name, mime_type, caption=None, chat_id=None):
+        """A file sent as a document; returns the update_id."""
+        def build():
+            message = self._world._incoming(user_id, chat_id, None, "A")
+            ext = file_name.rsplit(".", 1)[-1] if "." in file_name else "bin"
+            entry = self.files.add(data, "documents", ext)
+            message["document"] = {"file_name": file_name, "mime_type": mime_type, "file_id": entry["file_id"],
+                                   "file_unique_id": entry["file_unique_id"], "file_size": len(data)}
+            if caption is not None:
+                message["caption"] = caption
+            return self._world.add_update("message", message)
+        return self._inject(build)
+
+    def cut_download_next(self, after_bytes, times=1):
+        """The next downloads send after_bytes of the file, then drop the connection."""
+        for _ in range(times):
+            self.files.fault_next("cut", after_bytes)
+
+    def missing_download_next(self):
+        """The next download answers 404 (the file_path expired)."""
+        self.files.fault_next("404")
+
+    @property
+    def downloads(self):
+        return list(self.files.downloads)
 
     def callback_query(self, user_id, data, message_id, chat_id=None):
         """A press on an inline button of message_id; returns the update_id."""
@@ -213,6 +251,11 @@ class FakeTelegram(BackgroundServer):
             self._wakeup = asyncio.Event()
 
     async def _handle(self, request):
+        prefix = "/file/bot{}/".format(self.token)
+        if request.path.startswith("/file/"):  # a download: <base>/file/bot<token>/<file_path>
+            if not request.path.startswith(prefix):
+                return json_response(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return await self.files.serve(request, request.path[len(prefix):])
         match = _PATH.match(request.path)
         record = {"method": match.group(2) if match else None, "params": {},
                   "time": time.time(), "status": None, "response": None}
@@ -225,7 +268,7 @@ class FakeTelegram(BackgroundServer):
             return self._error(record, ApiError(404, "Not Found"))
         if match.group(1) != self.token:
             return self._error(record, ApiError(401, "Unauthorized"))
-        method = CANONICAL.get(match.group(2).lower())
+        method = CANONICAL.get(match.group(2).lower()) or ("getFile" if match.group(2).lower() == "getfile" else None)
         if method is None:
             return self._error(record, ApiError(404, "Not Found: method not found"))
         with self._lock:
@@ -263,6 +306,8 @@ class FakeTelegram(BackgroundServer):
                 raise bad_body
             if method == "getUpdates":
                 return 200, success_body(await self._poll(Args(args)))
+            if method == "getFile":
+                return 200, success_body(self.files.get_file(Args(args)))
             with self._lock:
                 result, description = METHODS[method](self._world, Args(args))
             return 200, success_body(result, description)

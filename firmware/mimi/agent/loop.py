@@ -66,6 +66,10 @@ class Agent:
                 await self._reply(message, "Sorry, something went wrong on the device: {}".format(exc), "error")
             finally:
                 self.busy_with = None
+                if _media(message) is not None:  # the received file leaves flash with its turn
+                    from mimi.agent import attachments
+
+                    attachments.discard(message)
 
     async def _reply(self, message, text, kind, streamed=False):
         # `request` carries the inbound extras back, so a channel can acknowledge what it answered.
@@ -105,7 +109,13 @@ class Agent:
         # Empty turns are refused by the API: a blank line in an old session must not break this one.
         messages = [m for m in history if m["content"].strip()]
         del history
-        messages.append(self.context.user_turn(message.content, message.channel, now))
+        turn = self.context.user_turn(message.content, message.channel, now)
+        if _media(message) is not None:  # a photo or file: its block, read from flash as the request is sent
+            from mimi.agent import attachments
+
+            attachments.attach(turn, _media(message))
+        messages.append(turn)
+        del turn
         system = self.context.system_blocks(now)
         tools = self._tools()
         texts = []
@@ -195,8 +205,13 @@ class Agent:
     def _save(self, session, message, reply, now):
         if not session:
             return
+        said = message.content
+        if _media(message) is not None:  # the session keeps "[photo: caption]", never the bytes
+            from mimi.agent import attachments
+
+            said = attachments.placeholder(_media(message).get("caption"), _media(message))
         try:
-            self.sessions.append(session[0], session[1], "user", message.content, now)
+            self.sessions.append(session[0], session[1], "user", said, now)
             self.sessions.append(session[0], session[1], "assistant", reply, platform.unix_time())
         except OSError as exc:  # a full flash must not cost the user the reply
             print("agent: could not save the session ({}); the reply is still sent".format(exc))
@@ -208,3 +223,10 @@ def _session_of(message):
     A cron job's turn names the chat it answers in (meta["session"]); a heartbeat names none."""
     meta = message.meta if isinstance(message.meta, dict) else {}
     return meta.get("session", (message.channel, message.chat_id))
+
+
+def _media(message):
+    """meta["media"] of a message carrying a photo or file, else None."""
+    meta = message.meta if isinstance(message.meta, dict) else None
+    item = meta.get("media") if meta is not None else None
+    return item if isinstance(item, dict) else None

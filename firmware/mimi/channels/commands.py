@@ -2,7 +2,9 @@
 from mimi import VERSION, platform
 from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
 from mimi.config import mask
+from mimi.platform import const
 
+_NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
 # Commands whose arguments are secrets: the console echoes stars for them.
 SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token", "mqtt_auth")
 
@@ -71,11 +73,13 @@ class Commands:
             self.out("error: {}".format(_safe(exc)))
 
     def unknown(self, name):
+        # A long first word may be a pasted key or token: it is not quoted back.
+        shown = "unknown command '{}'".format(name) if len(name) <= _NAME_SHOWN_MAX else "unknown command"
         near = nearest(name, self.table)
         if near:
-            self.out("unknown command '{}'; did you mean {}?".format(name, " or ".join(near[:3])))
+            self.out("{}; did you mean {}?".format(shown, " or ".join(near[:3])))
         else:
-            self.out("unknown command '{}'; type help for the list".format(name))
+            self.out("{}; type help for the list, or chat <text> to talk to the agent".format(shown))
 
     async def help(self):
         width = max(len(entry[1]) for entry in self.table.values())

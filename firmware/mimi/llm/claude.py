@@ -34,6 +34,10 @@ def _json_value(value, out):
         for i in range(0, len(value), _ESCAPE_SLICE):
             out.append(json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode())
         out.append(b'"')
+    elif hasattr(value, "chunks"):  # a file read from flash while the request is sent (file_pieces)
+        out.append(b'"')
+        out.append(value)
+        out.append(b'"')
     elif isinstance(value, dict):
         out.append(b"{")
         first = True

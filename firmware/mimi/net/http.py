@@ -219,7 +219,8 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
                   deadline_s=DEADLINE_S):
     """Send one request (Connection: close) and return the Response once its headers arrived.
 
-    `body` is bytes or a list of bytes pieces (written one by one, never joined). Limits: connect (+ TLS
+    `body` is bytes or a list of bytes pieces (written one by one, never joined); a piece with chunks() (a file
+    on flash) is written chunk by chunk, its len() counted in the Content-Length. Limits: connect (+ TLS
     handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
     after it, `deadline_s` for the whole exchange including the body read later from the Response."""
     tls_on, host, port, path = split_url(url)
@@ -255,6 +256,12 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
         out = bytearray((head + "\r\n").encode())  # small pieces leave together, SEND_CHUNK at a time
         del head
         for piece in pieces:
+            if hasattr(piece, "chunks"):  # a file streamed from flash: never whole in RAM
+                await _send(writer, out, response._wait_s(sending), host)
+                out = bytearray()
+                for chunk in piece.chunks():
+                    await _send(writer, chunk, response._wait_s(sending), host)
+                continue
             if len(out) + len(piece) > SEND_CHUNK:
                 await _send(writer, out, response._wait_s(sending), host)
                 out = bytearray()

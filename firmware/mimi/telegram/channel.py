@@ -14,7 +14,7 @@ _HELP = (
     "I'm Mimi, a pocket assistant living on an ESP32-S3. Just write to me.\n"
     "/new starts a fresh conversation, /help shows this message."
 )
-_NON_TEXT = "I can only read text messages for now; please type your question."
+_NON_TEXT = "I can read text, photos, PDFs and text files, but not this kind of message; please type your question."
 _GROUP_TYPES = ("group", "supergroup")
 _BUTTON_PREFIX = "cf:"  # callback_data "cf:<question id>:y" or ":n"
 _STALE = "This question is no longer open (already answered or expired)."
@@ -179,13 +179,15 @@ class Telegram:
             return True
         if chat.get("type") in _GROUP_TYPES:
             await self._whoami()
-        is_for_me, text = addressed(message, self.bot)
+        is_for_me, text = addressed(_with_caption(message), self.bot)
         if not is_for_me:
             return True  # group talk not meant for the bot: no reply, no LLM call
         if user_id not in self.allowed():
             await self._stranger(user_id, sender.get("username"), chat_id)
             return True
         if not isinstance(message.get("text"), str):
+            if "photo" in message or "document" in message:
+                return await self._media(update, message, text, user_id, chat_id)
             await self._answer(chat_id, _NON_TEXT)
             return True
         if text.startswith("/"):
@@ -203,6 +205,22 @@ class Telegram:
             return True
         meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
         await self.app.bus.inbound.put(Message("telegram", chat_id, text, meta))
+        return False
+
+    async def _media(self, update, message, text, user_id, chat_id):
+        """A photo or file: downloaded to flash, then a turn for the agent (False), or answered here (True)."""
+        from mimi.agent import attachments
+        from mimi.telegram import media
+
+        try:
+            item = await media.receive(self.api, self.app.flash.root, message, update["update_id"])
+        except attachments.Refused as exc:
+            await self._answer(chat_id, str(exc))
+            return True
+        item["caption"] = text
+        meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id),
+                "media": item}
+        await self.app.bus.inbound.put(Message("telegram", chat_id, attachments.question(text, item), meta))
         return False
 
     async def _stranger(self, user_id, username, chat_id):
@@ -307,6 +325,16 @@ class Telegram:
         finally:
             if "update_id" in request:
                 self.poller.answered(request["update_id"])
+
+
+def _with_caption(message):
+    """A photo's or file's caption read like a text message's text (mentions in groups)."""
+    if isinstance(message.get("text"), str) or "caption" not in message:
+        return message
+    probe = dict(message)
+    probe["text"] = message.get("caption") or ""
+    probe["entities"] = message.get("caption_entities") or []
+    return probe
 
 
 def _chat(chat_id):
