@@ -39,7 +39,9 @@ def test_unknown_commands_suggest_the_nearest(device):
     assert "unknown command 'helpp'; did you mean help?" in device.command("helpp")
     assert "did you mean status?" in device.command("stauts")
     assert "did you mean wifi_set or wifi_status?" in device.command("wifi")
-    assert "type help for the list" in device.command("flurb")
+    assert "type help for the list, or chat <text> to talk to the agent" in device.command("hello there")
+    key_alone = device.command("sk-ant-api03-pasted-by-mistake-000000000000")
+    assert "unknown command;" in key_alone and "pasted" not in key_alone
 
 
 def test_up_arrow_recalls_the_last_line_and_secrets_are_not_kept(device, fake):

@@ -62,4 +62,5 @@ def test_nearest_command_names():
     assert nearest("wifi", names) == ["wifi_set", "wifi_status"]
     assert nearest("memory_wirte", names) == ["memory_write"]
     assert nearest("xyzzy", names) == []
+    assert nearest("hello", names) == []  # a greeting, not a typo: the console suggests chat
     assert nearest("q" * 500, names) == []

@@ -76,11 +76,11 @@ def nearest(word, names):
     word = word.lower()
     if not word or len(word) > _NAME_MAX:
         return []
-    allowed = 1 if len(word) <= 4 else 2
-    best, found = allowed + 1, []
+    allowed = 1 if len(word) <= 5 else 2  # "hello" is not a typo of help
+    best, found = allowed, []
     for name in names:
         d = distance(word, name)
-        if d < best:
+        if d < best or (d == best and not found):
             best, found = d, [name]
         elif d == best:
             found.append(name)
