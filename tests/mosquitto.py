@@ -72,6 +72,7 @@ class Broker:
             "persistence true",
             "persistence_location " + self.folder + "/",
             "autosave_interval 1",
+            "set_tcp_nodelay true",  # as a broker for interactive use should: no 40 ms Nagle waits
             "log_dest file " + self.log,
             "log_type all",
             "listener {} 127.0.0.1".format(self.port),

@@ -4,6 +4,7 @@
 # This one shares the firmware's TLS context (CA-checked, host name checked) and bounds every buffer.
 import asyncio
 
+from mimi import platform
 from mimi.mqtt import packets
 from mimi.platform import const
 
@@ -72,6 +73,7 @@ class Client:
         else:
             opening = asyncio.open_connection(host, port)
         self.reader, self.writer = await asyncio.wait_for(opening, CONNECT_TIMEOUT_S)
+        platform.tcp_nodelay(self.writer)  # small packets (PUBACK, then the reply) must not wait on delayed ACKs
         try:
             await self._write(packets.connect(client_id, keepalive, user, password, will, clean))
             ack = await asyncio.wait_for(packets.read(self.reader), CONNECT_TIMEOUT_S)
