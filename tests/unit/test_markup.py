@@ -219,9 +219,9 @@ def test_split_without_spaces_cuts_at_the_limit():
 def test_split_never_breaks_a_code_point_or_emoji_sequence():
     # a unit longer than one code point is one visible sign (ZWJ family, skin tone, keycap)
     for unit in ("\U0001f600", "\u4e2d", "\u00e9", "\U0001f468\u200d\U0001f469\u200d\U0001f467",
-                 "\U0001f44d\U0001f3fd", "1\ufe0f\u20e3"):
-        text = unit * (9000 // len(unit) + 1)
+                 "\U0001f44d\U0001f3fd", "1\ufe0f\u20e3", "\U0001f1f5\U0001f1f9", "e\u0301"):
         for limit in (MESSAGE_LIMIT, 100, 7):
+            text = unit * (min(9000, limit * 40) // len(unit) + 1)  # past two messages, or 40 parts
             parts = split(text, limit)
             assert "".join(parts) == text
             for part in parts:
@@ -229,6 +229,28 @@ def test_split_never_breaks_a_code_point_or_emoji_sequence():
                 part.encode("utf-8")
                 if len(unit) <= limit:
                     assert part.startswith(unit[0]) and len(part) % len(unit) == 0, (unit, limit)
+
+
+def test_split_keeps_flags_whole_whatever_the_offset():
+    for lead in ("", "x", "xy"):
+        text = lead + "\U0001f1f5\U0001f1f9\U0001f1ef\U0001f1f5" * 30
+        for limit in (7, 8, 9, 64):
+            parts = split(text, limit)
+            assert "".join(parts) == text
+            for part in parts:
+                flags = part[len(lead):] if part.startswith(lead) and lead else part
+                assert len(part) <= limit and len(flags) % 2 == 0, (lead, limit, part)
+
+
+def test_draft_tail_starts_at_a_whole_sign():
+    from mimi.telegram.markup import tail
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    text = "start " + family * 50
+    for limit in range(10, 40):
+        shown = tail(text, limit)
+        assert len(shown) <= limit and text.endswith(shown) and shown.startswith("\U0001f468"), limit
+    assert tail("\U0001f1f5\U0001f1f9" * 5, 5) == "\U0001f1f5\U0001f1f9" * 2
+    assert tail("short", 100) == "short"
 
 
 def test_split_mixed_text_covers_everything():

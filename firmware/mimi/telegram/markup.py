@@ -1,6 +1,6 @@
 # Claude's Markdown to Telegram HTML (balanced even for a cut-off draft) and message splitting.
 from mimi.platform import const
-from mimi.telegram.split import MESSAGE_LIMIT, split, visible_length  # noqa: F401  (re-exported)
+from mimi.telegram.split import MESSAGE_LIMIT, split, tail, visible_length  # noqa: F401  (re-exported)
 
 _TEXT_CHUNK = const(128)  # characters gathered one by one before they are joined into one piece
 

@@ -118,7 +118,7 @@ class Sender:
             stream.changed.clear()
             text = "".join(stream.parts)
             if len(text) > DRAFT_TAIL:  # the draft shows the newest part; keep no more than that
-                text = text[-DRAFT_TAIL:]
+                text = markup.tail(text, DRAFT_TAIL)
                 stream.cut = True
             stream.parts = [text]
             if stream.cut:

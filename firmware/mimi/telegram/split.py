@@ -29,6 +29,38 @@ def _joins(ch):
             or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F)
 
 
+def _regional(ch):
+    """A regional indicator: two of them make one flag."""
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def _inside_sequence(text, at, start=0):
+    """True when a cut before text[at] would break a character sequence (emoji, flag, combining);
+    text[start:] begins at a sequence boundary."""
+    if at <= start or at >= len(text):
+        return False
+    if _joins(text[at]) or text[at - 1] == "\u200d":
+        return True
+    if _regional(text[at]) and _regional(text[at - 1]):
+        run = 0  # regional indicators pair up from the start of their run
+        for ch in text[start:at]:  # one slice walked forward: indexing a str is slow on MicroPython
+            run = run + 1 if _regional(ch) else 0
+        return run % 2 == 1
+    return False
+
+
+def tail(text, limit):
+    """The last at most limit code points of text, starting where a character sequence starts."""
+    if len(text) <= limit:
+        return text
+    start = len(text) - limit
+    for _ in range(_JOIN_BACKOFF):
+        if not _inside_sequence(text, start):
+            break
+        start += 1
+    return text[start:]
+
+
 def _cut(text, start, limit):
     """(where to cut, the separator dropped there) for text[start:] longer than limit."""
     end = start + limit
@@ -38,7 +70,7 @@ def _cut(text, start, limit):
         if at >= 0:
             return at, sep
     for _ in range(_JOIN_BACKOFF):
-        if end > start + 1 and (_joins(text[end]) or text[end - 1] == "\u200d"):
+        if end > start + 1 and _inside_sequence(text, end, start):
             end -= 1
     return end, ""
 
