@@ -138,3 +138,27 @@ def test_unknown_escape_sequences_and_the_line_cap_are_harmless():
     editor.line_max = 5
     _type(editor, "cdefgh")
     assert "".join(editor.chars) == "abcde"
+
+
+def test_tab_completes_command_names_in_the_first_word():
+    screen = Screen()
+    names = ["help", "heap_info", "memory_read", "memory_write", "status"]
+    editor = LineEditor(screen.write, True, (), names=lambda: names, prompt="mimi> ")
+    _type(editor, "sta\t")
+    assert "".join(editor.chars) == "status "
+    _type(editor, b"\x15" + b"mem\t")  # Ctrl-U, then mem: the common start memory_
+    assert "".join(editor.chars) == "memory_"
+    written = []
+    editor.write = lambda text: (written.append(text), screen.write(text))
+    _type(editor, "\t")  # nothing more in common: the choices are listed, the line drawn again
+    assert "memory_read  memory_write" in "".join(written) and "mimi> " in "".join(written)
+    assert screen.text == "mimi> memory_"
+    _type(editor, "w\t")
+    assert _type(editor, "\r") == ["memory_write "]
+    _type(editor, "chat he\t")  # past the first word Tab does nothing
+    assert "".join(editor.chars) == "chat he"
+
+
+def test_without_echo_or_names_tab_is_typed_as_it_is():
+    editor, _ = _editor(echo=False)
+    assert _type(editor, "chat a\tb\n") == ["chat a\tb"]

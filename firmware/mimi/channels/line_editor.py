@@ -29,10 +29,13 @@ def _utf8_length(lead):
 class LineEditor:
     """feed(byte) -> None (still typing), the finished line (str), or CANCEL."""
 
-    def __init__(self, write, echo, secret_words=(), history_max=HISTORY_MAX, line_max=LINE_MAX):
+    def __init__(self, write, echo, secret_words=(), history_max=HISTORY_MAX, line_max=LINE_MAX,
+                 names=None, prompt=""):
         self.write = write  # text to the terminal; used only when echo is on
         self.echo = echo
         self.secret_words = secret_words  # commands whose arguments are shown as stars
+        self.names = names  # callable -> command names, for Tab (None: Tab is typed as it is)
+        self.prompt = prompt  # drawn again after Tab lists several names
         self.history = []
         self.history_max = history_max
         self.line_max = line_max
@@ -65,6 +68,8 @@ class LineEditor:
             return CANCEL
         elif code in _CONTROLS:
             self.key(_CONTROLS[code])
+        elif code == 9 and self.echo and self.names is not None:
+            self._complete()
         elif code >= 32 or code == 9:
             self._typed(code)
         return None
@@ -103,6 +108,27 @@ class LineEditor:
             self._out(self._shown(self.cursor - 1, self.cursor))
         else:
             self._redraw(self.cursor - 1)
+
+    def _complete(self):
+        """Tab in the first word: the rest of a command name; several fit: their common start,
+        or (when that adds nothing) the list of them under the line."""
+        head = "".join(self.chars[:self.cursor])
+        if " " in head:
+            return
+        matches = sorted(name for name in self.names() if name.startswith(head))
+        if not matches:
+            return
+        common = matches[0]
+        for name in matches[1:]:
+            while not name.startswith(common):
+                common = common[:-1]
+        extra = common[len(head):] + (" " if len(matches) == 1 else "")
+        if extra:
+            for char in extra:
+                self._typed(ord(char))
+            return
+        self.write("\r\n" + "  ".join(matches) + "\r\n" + self.prompt)
+        self._redraw(0)
 
     def _finish(self):
         line = "".join(self.chars)
