@@ -74,5 +74,8 @@ def test_make_sim_greets_labels_the_demo_and_edits_lines(tmp_path):
         screen = term.read_until(reply, times=2)
         assert "[context]" not in screen
         assert "chat hello" in ANSI.sub("", screen.split(reply)[1])  # the recalled line was drawn
+        term.type(b"heap_i\t\r")  # Tab completes the command name
+        screen = term.read_until("heap: ")
+        assert "heap_info " in ANSI.sub("", screen) and "unknown command" not in screen
     finally:
         term.close()
