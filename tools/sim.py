@@ -17,12 +17,12 @@ DEMO_GUIDE = (
     "  Try:  chat hello  |  chat what time is it?  |  chat remember I like green tea  |  help\n"
     "  Web chat: http://localhost:{port}/  (ws_token prints the link with its token)\n"
     "  Real Claude: press Ctrl-C, then run  ANTHROPIC_API_KEY=sk-ant-... make sim\n"
-    "  Up/Down recall earlier lines; Ctrl-C quits.\n\n"
+    "  Up/Down recall earlier lines, Tab completes a command; Ctrl-C quits.\n\n"
 )
 REAL_GUIDE = (
     "\n  Claude: the real Anthropic API (key from ANTHROPIC_API_KEY). Try: chat hello  |  help\n"
     "  Web chat: http://localhost:{port}/  (ws_token prints the link with its token)\n"
-    "  Up/Down recall earlier lines; Ctrl-C quits.\n\n"
+    "  Up/Down recall earlier lines, Tab completes a command; Ctrl-C quits.\n\n"
 )
 TELEGRAM_GUIDE = "  Telegram: write to your bot; the console then shows the tg_allow command that admits you.\n\n"
 
