@@ -40,6 +40,7 @@ def definitions(config, device_tools, searches_left=True):
                           "max_content_tokens": FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
         if searches_left:
             tools.append({"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses})
+    tools.sort(key=lambda t: t["name"])  # one stable order, the registry's: by name
     return tools or None
 
 

@@ -95,6 +95,9 @@ class Space:
             for name in files.listdir(folder) if folder else ():
                 if name.endswith(files.TMP_SUFFIX):  # left by a power cut: garbage
                     found.append(("tmp", files.join(folder, name)))
+        inbox = files.join(self.flash.root, "files/inbox")  # photos and files waiting for their turn: first to go
+        for name in files.listdir(inbox):
+            found.append(("media", files.join(inbox, name)))
         ages = []
         for name in files.listdir(self.flash.sessions_dir):
             if name.endswith(sessions.SUFFIX):
@@ -164,6 +167,8 @@ class Space:
             parts.append(_plural(removed["daily"], "old daily note", "old daily notes"))
         if removed.get("audit"):
             parts.append(_plural(removed["audit"], "old audit log day", "old audit log days"))
+        if removed.get("media"):
+            parts.append(_plural(removed["media"], "received file not yet read", "received files not yet read"))
         if removed.get("tmp"):
             parts.append(_plural(removed["tmp"], "leftover temporary file", "leftover temporary files"))
         if text is None:

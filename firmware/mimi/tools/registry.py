@@ -23,6 +23,7 @@ BUILTINS = (
     "mimi.tools.cron_tools",
     "mimi.tools.send_message",
     "mimi.tools.watch_tools",
+    "mimi.tools.media_tools",
 )
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
