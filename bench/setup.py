@@ -22,7 +22,7 @@ BUNDLE_LIB = os.path.join(BUNDLE, "lib")
 SOURCE_LIB = os.path.join(ROOT, "firmware")
 # The same modules as a ROMFS image (tools/romfs.py), mounted at /rom and run in place (run.py --romfs).
 ROMFS_IMAGE = os.path.join(ROOT, "build", "bench-romfs-{}.img".format(os.getpid()))
-GC_BLOCK = 16  # bytes of one GC heap block on the 64-bit unix port: an allocation is a whole number of them
+FLASH_BLOCK = 4096  # run.py --romfs reads the image into whole flash blocks of RAM
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "build", "bench-work")  # flashes, data
 
 # The heap of every MicroPython timing run: the standard flash does not fit in 512K.
@@ -88,10 +88,10 @@ def build_romfs():
 
 
 def image_heap_bytes():
-    """What the ROMFS image costs the unix port's heap (read into one bytes object): its length plus the
-    terminating NUL, rounded up to whole GC blocks. On the chip the image is mapped flash and costs nothing."""
-    size = os.path.getsize(ROMFS_IMAGE) + 1
-    return (size + GC_BLOCK - 1) // GC_BLOCK * GC_BLOCK
+    """What the ROMFS image costs the unix port's heap under run.py --romfs: one bytearray of whole 4 KB
+    flash blocks (host_sim/romfs_host.py), a multiple of the GC block too. On the chip it is mapped flash."""
+    size = os.path.getsize(ROMFS_IMAGE)
+    return (size + FLASH_BLOCK - 1) // FLASH_BLOCK * FLASH_BLOCK
 
 
 def chat_replies(fake, replies):

@@ -5,6 +5,11 @@
 import sys
 
 ROM = "/rom"
+BLOCK = 4096  # the image is read into whole flash blocks: an update of a few bytes more reuses the buffer
+
+# The RAM that stands in for mapped flash, kept across resets: code of the previous boot may still be
+# referenced (and so keep its buffer alive), so a new image is read into the same one when it fits.
+_buffer = [None]
 
 
 def partition_size(csv_path, name="romfs"):
@@ -50,15 +55,24 @@ def boot(stored, mountable):
     romfs_boot.install(stored)
     if not mountable:
         return False
-    image = romfs_boot.segment().mapped()  # on the chip: flash mapped into the address space
-    if not image:
+    seg = romfs_boot.segment()
+    length = seg.image_length()
+    if not length:
         print("romfs: no image in the romfs partition; nothing mounted at /rom")
         return False
+    if _buffer[0] is None or len(_buffer[0]) < length:
+        _buffer[0] = None
+        import gc
+
+        gc.collect()
+        _buffer[0] = bytearray((length + BLOCK - 1) // BLOCK * BLOCK)
+    seg.read_into(_buffer[0])  # on the chip: flash mapped into the address space
     import vfs
 
-    vfs.mount(vfs.VfsRom(image), ROM)
+    vfs.mount(vfs.VfsRom(_buffer[0]), ROM)
+
     for entry in (ROM + "/lib",):
         if entry not in sys.path:
             sys.path.insert(1, entry)  # after the stand-ins (the chip's built-in modules), before the rest
-    print("romfs: {} bytes mounted at /rom".format(len(image)))
+    print("romfs: {} bytes mounted at /rom".format(length))
     return True

@@ -7,7 +7,7 @@
 # ioctl(4) block count, ioctl(5) block size (4096), ioctl(6, n) erases block n, writeblocks(n, buf,
 # offset) programs flash, which only clears bits (erased flash reads 0xff); out of range is
 # OSError(-ESP_ERR_INVALID_SIZE). On the chip the segment is memory-mapped flash (buffer protocol);
-# here `mapped()` reads the image out of the file instead (host_sim/run.py mounts that).
+# here `image_length()` and `read_into()` copy the image out of the file instead (host_sim/run.py mounts that).
 # power_cut_after(n) stops the n-th next write half-way with PowerCut, as a power loss would.
 import os
 
@@ -101,18 +101,29 @@ class Segment:
             _state["cut"] -= 1
         _write(start, new)
 
-    def mapped(self):
-        """The image as the chip maps it (bytes up to the image's own end; b'' when none is there)."""
+    def image_length(self):
+        """Bytes of the ROMFS image at the partition's start (its header says); 0 when there is none."""
         head = _read(0, 8)
         if not head.startswith(ROMFS_HEADER):
-            return b""
+            return 0
         size, used = 0, 3
         for value in head[3:]:
             used += 1
             size = (size << 7) | (value & 0x7F)
             if not value & 0x80:
                 break
-        return _read(0, min(used + size, _state["size"]))
+        return min(used + size, _state["size"])
+
+    def read_into(self, buf):
+        """The partition's first len(buf) bytes into buf, without a second copy (erased past the file's end)."""
+        with open(_state["path"], "rb") as f:
+            n = f.readinto(buf) or 0
+        for i in range(n, len(buf)):
+            buf[i] = _ERASED
+
+    def mapped(self):
+        """The image as the chip maps it (bytes up to the image's own end; b'' when none is there)."""
+        return _read(0, self.image_length()) if self.image_length() else b""
 
 
 _segment = Segment()
