@@ -47,6 +47,14 @@ def parse_frame(data):
         if not isinstance(qid, str) or not isinstance(approve, bool):
             raise BadFrame('a confirm frame needs an id and "approve": true or false')
         return "confirm", qid, approve
+    if kind == "attach":  # a photo or file POSTed to /upload, sent with optional text
+        upload_id, caption, chat_id = obj.get("attachment"), obj.get("content", ""), obj.get("chat_id")
+        if not valid_chat_id(upload_id) or not isinstance(caption, str):
+            raise BadFrame('an attach frame needs "attachment" (the id /upload answered) and text in content, '
+                           'if any')
+        if chat_id is not None and not valid_chat_id(chat_id):
+            raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))
+        return "attach", chat_id, (upload_id, caption)
     if kind not in ("message", "history"):
         shown = str(kind)[:_TYPE_SHOWN_MAX] if kind is not None else "(none)"
         raise BadFrame('unknown type {}; a client sends "message" (or "confirm" to answer a question, '

@@ -59,6 +59,7 @@ class Gateway:
         self._next_id = 1
         self._restart = False
         self._serve_ws = with_websocket(self._session)
+        self.uploads = None  # web chat attachments (gateway/uploads.py), made at the first upload
         self.web = self._routes()
         auth.current(app.config)  # first boot: make the token now, so ws_token can show it
         app.channels[CHANNEL] = self
@@ -78,7 +79,25 @@ class Gateway:
         web = Web()
         web.get("/")(self._page)
         web.route("/ws")(self._ws)
+        web.post("/upload")(self._upload)
+        web.get("/attach.js")(self._attach_script)
         return web
+
+    async def _attach_script(self, request):
+        path = self.app.www_dir + "/attach.js"  # the web chat's attachments, in a file of their own
+        if not _exists(path):
+            return Response("", 404)
+        response = Response.send_file(path, content_type="application/javascript; charset=utf-8")
+        response.send_file_buffer_size = PAGE_CHUNK
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    async def _upload(self, request):
+        from mimi.gateway.uploads import Uploads
+
+        if self.uploads is None:
+            self.uploads = Uploads(self.app)
+        return await self.uploads.receive(request)
 
     async def _page(self, request):
         path = self.app.www_dir + "/" + _PAGE_NAME
@@ -138,10 +157,28 @@ class Gateway:
         if kind == "history":
             await self._on_history(client)
             return
+        if kind == "attach":
+            await self._on_attach(client, content[0], content[1])
+            return
         for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
             if other is not client:
                 await self._deliver(other, protocol.user(client.chat_id, content))
         await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, content))
+
+    async def _on_attach(self, client, upload_id, caption):
+        from mimi.agent import attachments
+
+        item = self.uploads.take(upload_id) if self.uploads is not None else None
+        if item is None:
+            await self._deliver(client, protocol.error(client.chat_id, "That attachment is no longer on the "
+                                                       "device; please attach it again."))
+            return
+        item["caption"] = caption
+        for other in self._clients_of(client.chat_id):
+            if other is not client:
+                await self._deliver(other, protocol.user(client.chat_id, attachments.placeholder(caption, item)))
+        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, attachments.question(caption, item),
+                                               {"media": item}))
 
     async def _on_history(self, client):
         try:

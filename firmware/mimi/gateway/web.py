@@ -8,6 +8,9 @@ from mimi import platform
 from mimi.platform import const
 
 REQUEST_TIMEOUT_S = const(10)  # a client that has not sent its whole request (handshake) by then is hung up on
+# Bodies up to this are let through to their route: /upload streams photos and files to flash (the media
+# limits top out at 5 MB); every other route reads at most Request.max_body_length (16 KB).
+Request.max_content_length = 5 * 1024 * 1024 + 4096
 
 
 class Web(Microdot):
