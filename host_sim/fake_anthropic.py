@@ -122,8 +122,9 @@ class FakeAnthropic(BackgroundServer):
             time.sleep(0.01)
 
     def reset(self):
-        """Forget the script, the recorded requests and the cached prompt prefix."""
+        """Forget the script, the recorded requests and the cached prompt prefix; raw UTF-8 again."""
         with self._lock:
+            self.escape_non_ascii = False
             self._script.clear()
             del self._requests[:]
             self._cached_prefix = None
