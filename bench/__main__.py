@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from bench import conversation, gateway, heap, machine, mqtt, storage, telegram
+from bench import conversation, gateway, heap, machine, mqtt, photo, storage, telegram
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -16,6 +16,7 @@ GROUPS = (
     (("smallest_heap",), conversation.measure_heap),
     (("prompt_cache",), conversation.measure_cache),
     (("peak_heap_per_turn",), lambda fake, log: (heap.measure(fake, log),)),
+    (("photo_turn_heap",), lambda fake, log: (photo.measure(fake, log),)),
     (("firmware_overhead", "token_relay", "throughput"), gateway.measure),
     (("boot_to_ready", "telegram_first_text"), telegram.measure),
     (("history_load",), lambda fake, log: (storage.history_load(log),)),

@@ -12,6 +12,7 @@ GOALS = {
     "boot_to_ready": "500 ms or less",
     "prompt_cache": "100%",
     "mqtt_in_to_out": "report (a real Mosquitto on loopback, instant fake brain)",
+    "photo_turn_heap": "a 200 KB photo turn's peak heap within 16 KB of a text turn's (issue 14)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -50,6 +51,10 @@ def verdicts(figures):
             misses.append("idle")
         judge("peak_heap_per_turn", not misses, "over the goal: {}".format(
             ", ".join(misses) or "none"))
+    photo_turn = _get(figures, "photo_turn_heap", "romfs") or _get(figures, "photo_turn_heap", "mpy")
+    if photo_turn:
+        above = photo_turn["photo_above_text_kb"]["median"]
+        judge("photo_turn_heap", above is not None and above <= 16, "+{} KB above the text turn".format(above))
     over = _get(figures, "firmware_overhead", "mpy").get("overhead_ms", {})
     judge("firmware_overhead", over.get("median") is not None and over["median"] <= 10,
           "median {} ms".format(over.get("median")))
@@ -114,6 +119,9 @@ def _rows(name, figure):
             value = "{} (gateway {}, poller {})".format(_spread(f["ready_ms"], " ms"),
                                                        f["gateway_ms"]["median"],
                                                        f["poller_ms"]["median"])
+        elif name == "photo_turn_heap":
+            value = "photo turn +{} KB above the text turn (text turn peak {} KB)".format(
+                _spread(f["photo_above_text_kb"]), f["text_peak_kb"]["median"])
         elif name == "prompt_cache":
             value = "{}/{} identical".format(f["identical"], f["compared"])
             if f.get("share") is not None:
