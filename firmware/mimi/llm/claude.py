@@ -27,50 +27,63 @@ _CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({}
 _ESCAPE_SLICE = const(1024)  # characters of a long text escaped (and encoded) at a time
 
 
-def _json_value(value, out):
-    """Append value as JSON bytes to out, long strings in slices: no large single allocation."""
+def _json_value(value):
+    """value as JSON bytes pieces, long strings in slices: no large single allocation."""
     if isinstance(value, str) and len(value) > _ESCAPE_SLICE:
-        out.append(b'"')
+        yield b'"'
         for i in range(0, len(value), _ESCAPE_SLICE):
-            out.append(json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode())
-        out.append(b'"')
+            yield json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode()
+        yield b'"'
     elif hasattr(value, "chunks"):  # a file read from flash while the request is sent (file_pieces)
-        out.append(b'"')
-        out.append(value)
-        out.append(b'"')
+        yield b'"'
+        yield value
+        yield b'"'
     elif isinstance(value, dict):
-        out.append(b"{")
+        yield b"{"
         first = True
         for key in value:
-            out.append((b"" if first else b", ") + json.dumps(key).encode() + b": ")
+            yield (b"" if first else b", ") + json.dumps(key).encode() + b": "
             first = False
-            _json_value(value[key], out)
-        out.append(b"}")
+            yield from _json_value(value[key])
+        yield b"}"
     elif isinstance(value, list):
-        out.append(b"[")
+        yield b"["
         for i, item in enumerate(value):
             if i:
-                out.append(b", ")
-            _json_value(item, out)
-        out.append(b"]")
+                yield b", "
+            yield from _json_value(item)
+        yield b"]"
     else:
-        out.append(json.dumps(value).encode())
+        yield json.dumps(value).encode()
+
+
+class JsonBody:
+    """The request body, encoded while it is written: net/http walks pieces() once to count the
+    Content-Length and once to send, so the encoded request (system prompt, tools, history: about
+    40 KB on the standard flash) is never held whole (BENCHMARKS.md, the heap diet). Byte for byte
+    what the list form gave."""
+
+    def __init__(self, system, messages, tools, model, max_tokens, tool_choice=None):
+        self.parts = (system, messages, tools, model, max_tokens, tool_choice)
+
+    def pieces(self):
+        system, messages, tools, model, max_tokens, tool_choice = self.parts
+        yield b'{"model": ' + json.dumps(model).encode() + b', "max_tokens": ' + str(max_tokens).encode()
+        yield b', "stream": true, "system": '
+        yield from _json_value(system)
+        if tools:
+            yield b', "tools": '
+            yield from _json_value(tools)
+            if tool_choice:
+                yield b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}"
+        yield b', "messages": '
+        yield from _json_value(messages)
+        yield b"}"
 
 
 def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
     """The request body as a list of byte pieces (system, tools and each message apart)."""
-    pieces = [b'{"model": ', json.dumps(model).encode(), b', "max_tokens": ', str(max_tokens).encode(),
-              b', "stream": true, "system": ']
-    _json_value(system, pieces)
-    if tools:
-        pieces.append(b', "tools": ')
-        _json_value(tools, pieces)
-        if tool_choice:
-            pieces.append(b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}")
-    pieces.append(b', "messages": ')
-    _json_value(messages, pieces)
-    pieces.append(b"}")
-    return pieces
+    return list(JsonBody(system, messages, tools, model, max_tokens, tool_choice).pieces())
 
 
 class Claude:
@@ -114,7 +127,7 @@ class Claude:
                 headers["anthropic-beta"] = beta
             if server_tools.has_server_tools(tools):
                 line_max = SERVER_LINE_MAX
-        body = _json_pieces(system, messages, tools, model, cfg.get("llm_config", "max_tokens"), tool_choice)
+        body = JsonBody(system, messages, tools, model, cfg.get("llm_config", "max_tokens"), tool_choice)
         delay = BACKOFF_FIRST_MS
         attempt = 1
         while True:

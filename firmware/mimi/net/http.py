@@ -226,9 +226,15 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
     tls_on, host, port, path = split_url(url)
     if tls_on and not ntp.synced():  # a 2000-01-01 clock makes every certificate look invalid
         raise HTTPError(ntp.NOT_SET_TEXT.format(host))
-    pieces = [] if body is None else ([body] if isinstance(body, (bytes, bytearray)) else body)
+    if hasattr(body, "pieces"):  # encoded while written (llm/claude.py JsonBody): walked to count, then to send
+        pieces = body.pieces
+    else:
+        listed = [] if body is None else ([body] if isinstance(body, (bytes, bytearray)) else body)
+
+        def pieces():
+            return listed
     length = 0
-    for piece in pieces:
+    for piece in pieces():
         length += len(piece)
     deadline_ms = platform.ticks_add(platform.ticks_ms(), int(deadline_s * 1000))
     try:
@@ -255,7 +261,7 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
             head += "{}: {}\r\n".format(name, headers[name])
         out = bytearray((head + "\r\n").encode())  # small pieces leave together, SEND_CHUNK at a time
         del head
-        for piece in pieces:
+        for piece in pieces():
             if hasattr(piece, "chunks"):  # a file streamed from flash: never whole in RAM
                 await _send(writer, out, response._wait_s(sending), host)
                 out = bytearray()

@@ -13,8 +13,9 @@ _config = [None]
 
 
 class LazyTool:
-    """A tool whose code lives in mimi.tools.<module>, imported at boot by setup() (code loaded in the
-    middle of a turn would scatter long-lived blocks through the turn's free heap)."""
+    """A tool whose code lives in mimi.tools.<module>, imported at its first call: about 45 KB of heap
+    (html_text, fetch, search, weather, http_text) that a board whose owner never asks for the web
+    never spends (BENCHMARKS.md, the heap diet)."""
 
     def __init__(self, name, description, schema, module):
         self.name, self.description, self.schema = name, description, schema
@@ -27,8 +28,6 @@ class LazyTool:
 
 def setup(app):
     _config[0] = app.config
-    for tool in TOOLS:
-        __import__("mimi.tools." + tool._module)
     app.console.commands.add("set_search_key", _set_search_key, "set_search_key <key> [brave|tavily]", 1, 2,
                              "save the web search API key (a tvly- key selects Tavily)")
     app.console.commands.add("set_search", _set_search, "set_search [server|device|off|auto]", 0, 1,

@@ -1,0 +1,27 @@
+# The request body encoded while it is written: the same bytes on every walk, as the list form, never whole.
+import json
+
+from mimi.llm.claude import JsonBody, _json_pieces
+
+
+def _request():
+    system = [{"type": "text", "text": "soul " * 1000, "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "t{}".format(i), "description": "d" * 300, "input_schema": {"type": "object", "properties": {}}}
+             for i in range(20)]
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": "m\u00e9ssage " * 100} for i in range(10)]
+    return system, messages, tools
+
+
+def test_each_walk_gives_the_same_bytes_as_the_list_form():
+    system, messages, tools = _request()
+    body = JsonBody(system, messages, tools, "claude-x", 4096)
+    first = b"".join(body.pieces())
+    assert first == b"".join(body.pieces())  # walked twice: once to count, once to send
+    assert first == b"".join(_json_pieces(system, messages, tools, "claude-x", 4096))
+    assert json.loads(first) == {"model": "claude-x", "max_tokens": 4096, "stream": True, "system": system,
+                                 "tools": tools, "messages": messages}
+
+
+def test_no_piece_is_large():
+    system, messages, tools = _request()
+    assert max(len(p) for p in JsonBody(system, messages, tools, "claude-x", 4096).pieces()) <= 6 * 1024 + 2
