@@ -105,3 +105,24 @@ def test_many_connect_disconnect_cycles_leak_no_client_or_memory(gateway, fake):
     chat_id, frames = asyncio.run(chat_once(gateway, "still fine?"))
     assert frames[-1]["type"] == "response" and frames[-1]["chat_id"] == chat_id
     assert "Traceback" not in dev.output
+
+
+def _raw_request(port, payload):
+    """The status line the gateway answers to raw bytes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(payload)
+        return sock.recv(64).split(b"\r\n")[0]
+
+
+def test_malformed_requests_get_400_and_one_console_line_each(gateway):
+    start = len(gateway.device.output)
+    for payload in (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+                    b"GET / HTTP/1.1\r\nX-Long: " + b"b" * 3000 + b"\r\n\r\n",
+                    b"GET / HTTP/1.1\r\nHost: x\r\nX-Bad: \xff\xfe\xed\xa0\x80\r\n\r\n",
+                    b"\xff\xfe garbage\r\n\r\n"):
+        assert _raw_request(gateway.port, payload).split(b" ")[1] == b"400"
+    for reason in ("over 2048 bytes", "over 2048 bytes", "not UTF-8", "not UTF-8"):
+        gateway.device.expect(r"gateway: answered 400 to a malformed request \([^)]*{}\)".format(reason))
+    printed = gateway.device.output[start:]
+    assert "Traceback" not in printed and "microdot.py" not in printed
+    assert "status" in gateway.device.command("help")  # the console still answers

@@ -34,7 +34,7 @@ class Web(Microdot):
             if exc.errno not in MUTED_SOCKET_ERRORS:
                 platform.print_exception(exc)
         except Exception as exc:  # a malformed request line or header: answered with 400 below
-            platform.print_exception(exc)
+            print("gateway: answered 400 to a malformed request ({})".format(_malformed(exc)))
         response = await self.dispatch_request(request)
         try:
             if response != Response.already_handled:
@@ -43,6 +43,15 @@ class Web(Microdot):
         except OSError as exc:
             if exc.errno not in MUTED_SOCKET_ERRORS:
                 raise
+
+
+def _malformed(exc):
+    """What was wrong with a request microdot could not read, in a few words."""
+    if isinstance(exc, UnicodeError):  # before ValueError: a subclass of it on both runtimes
+        return "bytes that are not UTF-8"
+    if "too long" in str(exc):
+        return "a request line or header over {} bytes".format(Request.max_readline)
+    return "{}: {}".format(type(exc).__name__, str(exc)[:60])
 
 
 async def _close_quietly(writer):
