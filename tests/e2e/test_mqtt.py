@@ -203,6 +203,20 @@ def test_a_broker_restart_mid_conversation_loses_no_message(kitchen, broker, ha,
     assert ha.last("mimi/kitchen/availability") == "online"
 
 
+def test_a_board_reset_mid_turn_answers_the_message_after_booting_again(kitchen, boot, ha, fake):
+    fake.script(text("This answer never leaves the board.", chunk=4, delay=0.5),
+                text("Answered after the reset."))
+    ha.publish("mimi/kitchen/in", {"text": "survive a reset", "id": "boot1"})
+    fake.wait_requests(1, timeout=10)
+    kitchen.stop()  # power gone mid-turn: the message was never acknowledged to the broker
+    again = boot()  # the same flash: MQTT settings from NVS, the broker's session for mimi-kitchen
+    again.pos = 0  # it connects during boot, before the ready line
+    again.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=20)
+    answer = ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "boot1", timeout=30)
+    assert answer["text"] == "Answered after the reset."
+    assert "survive a reset" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
+
+
 def test_a_message_sent_while_the_board_is_away_is_answered_when_it_is_back(kitchen, broker, ha, fake):
     assert "MQTT off: disconnected" in kitchen.command("mqtt_off")
     assert ha.last("mimi/kitchen/availability") == "offline"  # said by the board itself, retained

@@ -234,44 +234,50 @@ class MQTT:
                 await self.publish_state()
 
     # -- incoming --
-    async def _on_message(self, topic, payload, retained):
+    async def _on_message(self, topic, payload, retained, ack):
+        """True when the message is acknowledged later: a request, once its answer is out."""
         base = self.base()
+        later = False
         if payload is None:
             print("mqtt: skipped a message on {} over {} bytes".format(topic, packets.PACKET_MAX))
         elif topic == base + "/in":
             if retained:  # it would run again at every connect
                 print("mqtt: ignored a retained message on {} (publish requests without retain)".format(topic))
             else:
-                await self._request(payload)
+                later = await self._request(payload, ack)
         elif topic == base + "/reply":
             await self._board_answer(payload)
         for topic_filter in self.watched:
             if payload is not None and packets.matches(topic_filter, topic):
                 text = bytes(payload[:messages.STATE_TEXT_MAX]).decode("utf-8", "replace")
                 self.watched[topic_filter] = (topic, text, platform.ticks_ms())
+        return later
 
-    async def _request(self, payload):
+    async def _request(self, payload, ack=None):
+        """Queue a request for the agent; True when its acknowledgement waits for the answer (a reset
+        before then makes the broker deliver it again)."""
         if self._probe is not None and payload == messages.encode({"probe": self._probe[0]}).encode():
             self._probe[1] = True
-            return
+            return False
         try:
             request = messages.parse_request(payload)
         except ValueError as exc:
             print("mqtt: ignored a message on {}/in: {}".format(self.base(), exc))
             await self._out({"kind": "error", "text": "not understood: {}".format(exc)})
-            return
+            return False
         rid = request["id"]
         if rid is not None:
             key = (request["from"], rid)
             if key in self._seen:
-                return  # a QoS 1 message delivered again: answered once already
+                return False  # a QoS 1 message delivered again: answered once already
             self._seen.append(key)
             del self._seen[:-SEEN_IDS]
         self.received += 1
         chat_id = request["from"] or self.device_id()  # a board's messages are its own chat
         meta = {"mqtt": True, "role": self.role(), "reply_to": request["reply_to"], "id": rid,
-                "from": request["from"]}
+                "from": request["from"], "ack": ack}
         await self.app.bus.inbound.put(Message(CHANNEL, chat_id, request["text"], meta))
+        return ack is not None
 
     async def _board_answer(self, payload):
         try:
@@ -305,6 +311,7 @@ class MQTT:
                 self.last_reply = message.content
             self.answered += 1
             await self.client.publish(request.get("reply_to") or self.base() + "/out", messages.encode(body), 1)
+            await self.client.ack(request.get("ack"))  # the answer is on its way: the request is done
             await self.publish_state()
         elif request.get("source") == "send_message" and message.chat_id != self.device_id():
             await self._to_board(message.chat_id, message.content, request.get("asker"))

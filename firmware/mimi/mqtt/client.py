@@ -48,7 +48,10 @@ class Client:
     """connect(), then serve() until the connection ends; publish() and subscribe() from any task."""
 
     def __init__(self, on_message):
-        self.on_message = on_message  # async fn(topic, payload bytes or None when too big, retained)
+        # async fn(topic, payload (None when too big), retained, ack) -> True when it acknowledges later itself
+        # with ack() (a QoS 1 message the agent still has to answer); ack is (pid, connection number) or None
+        self.on_message = on_message
+        self.connections = 0  # numbers the connections: a late ack() for an older one is not sent
         self.reader = self.writer = None
         self.connected = False
         self.pending = []  # [pid, topic, payload, retain, sent] of QoS 1 messages, oldest first
@@ -85,6 +88,7 @@ class Client:
             await self.close()
             raise
         self.connected = True
+        self.connections += 1
         for entry in list(self.pending):
             await self._send_pending(entry)
         return bool(ack.codes[0] & 1)  # session present
@@ -138,6 +142,12 @@ class Client:
             self._acked.clear()
             await self._acked.wait()
 
+    async def ack(self, ack):
+        """Acknowledge a QoS 1 message handled later; an ack for an older connection is dropped (the broker
+        sends that message again after reconnecting)."""
+        if ack is not None and ack[1] == self.connections:
+            await self.send(packets.puback(ack[0]))
+
     async def subscribe(self, topics):
         """Subscribe to [(filter, qos)]; the granted codes (0x80: refused), or None without an answer."""
         pid = self._next_pid()
@@ -172,8 +182,9 @@ class Client:
     async def _handle(self, packet):
         kind = packet.kind
         if kind == packets.PUBLISH:
-            await self.on_message(packet.topic, packet.payload, packet.retain)
-            if packet.qos:  # acknowledged once handed on: a reset before this gets it sent again
+            ack = (packet.pid, self.connections) if packet.qos else None
+            later = await self.on_message(packet.topic, packet.payload, packet.retain, ack)
+            if ack is not None and not later:
                 await self.send(packets.puback(packet.pid))
         elif kind == packets.PUBACK:
             self.pending[:] = [entry for entry in self.pending if entry[0] != packet.pid]
