@@ -88,6 +88,21 @@ def test_chunked_body_lines_split_across_chunks():
     assert _exchange(reply, fn, delay=0.01) == ["ab", "cd", "ef", "ghi"]
 
 
+def test_lines_that_are_not_utf8_are_replaced_not_forwarded():
+    async def fn(url):
+        r = await http.request("GET", url)
+        lines = []
+        while True:
+            line = await r.readline()
+            if line is None:
+                return lines
+            lines.append(line)
+
+    body = "caf\u00e9 \U0001f355\n".encode() + b"bad \xff\xed\xa0\x80 end\n" + b"tail \xc3"
+    reply = [b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body]
+    assert _exchange(reply, fn) == ["caf\u00e9 \U0001f355", "bad \ufffd\ufffd\ufffd\ufffd end", "tail \ufffd"]
+
+
 def test_line_over_cap_is_an_error_not_a_memory_blowup():
     async def fn(url):
         r = await http.request("GET", url)

@@ -162,3 +162,10 @@ def test_tab_completes_command_names_in_the_first_word():
 def test_without_echo_or_names_tab_is_typed_as_it_is():
     editor, _ = _editor(echo=False)
     assert _type(editor, "chat a\tb\n") == ["chat a\tb"]
+
+
+def test_emoji_are_one_sign_and_stray_bytes_show_as_replacement():
+    editor, screen = _editor()
+    assert _type(editor, "chat pizza \U0001f355 \U0001f1f5\U0001f1f9\n") == [
+        "chat pizza \U0001f355 \U0001f1f5\U0001f1f9"]
+    assert _type(editor, b"chat a\xffb\xed\xa0\x80c\n") == ["chat a\ufffdb\ufffd\ufffd\ufffdc"]

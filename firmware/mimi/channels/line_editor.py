@@ -1,5 +1,6 @@
 # The console's line editor: typing, cursor keys, Home/End, history, secrets echoed as stars.
 # Fed one byte at a time; draws with ANSI cursor moves only when the console does not echo itself.
+from mimi import utf8
 from mimi.platform import const
 
 LINE_MAX = const(1024)  # bytes in one line; keys past it are ignored
@@ -93,7 +94,7 @@ class LineEditor:
             self._pending.append(code)
             if len(self._pending) < _utf8_length(self._pending[0]):
                 return
-            text = bytes(self._pending).decode("utf-8", "replace")
+            text = utf8.valid_text(bytes(self._pending))  # a stray byte shows as U+FFFD
             self._pending = bytearray()
         else:
             text = chr(code)

@@ -1,7 +1,7 @@
 # A small streaming HTTP/1.1 client on asyncio streams: TLS verified, bounded lines, every wait timed out.
 import asyncio
 
-from mimi import platform
+from mimi import platform, utf8
 from mimi.net import ntp, tls
 from mimi.platform import const
 
@@ -185,13 +185,13 @@ class Response:
             i = self._line.find(b"\n")
             if i >= 0:
                 line, self._line = self._line[:i], self._line[i + 1 :]
-                return (line[:-1] if line.endswith(b"\r") else line).decode()
+                return utf8.valid_text(line[:-1] if line.endswith(b"\r") else line)
             if len(self._line) > limit:
                 raise LineTooLong("line from {} longer than {} bytes".format(self._host, limit))
             data = await self._body_bytes(_READ_CHUNK)
             if not data:
                 line, self._line = self._line, b""
-                return line.decode() if line else None
+                return utf8.valid_text(line) if line else None
             self._line += data
 
     async def read(self, limit):
