@@ -126,7 +126,7 @@ class Response:
             self.status = int(parts[1])
         except ValueError:
             raise HTTPError("bad status line from {}".format(self._host))
-        self.reason = parts[2].decode() if len(parts) > 2 else ""
+        self.reason = utf8.valid_text(parts[2]) if len(parts) > 2 else ""
         while True:
             line = await self._raw_line(HEADER_LINE_MAX)
             if not line:
@@ -134,7 +134,7 @@ class Response:
             if len(self.headers) >= HEADERS_MAX:
                 raise HTTPError("too many headers from {}".format(self._host))
             name, _, value = line.partition(b":")
-            self.headers[name.strip().lower().decode()] = value.strip().decode()
+            self.headers[utf8.valid_text(name.strip().lower())] = utf8.valid_text(value.strip())
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             self._chunked = True
             self._remaining = 0

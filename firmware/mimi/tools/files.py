@@ -1,4 +1,5 @@
 # File tools: read_file, write_file, edit_file, list_dir, confined to the data folders (sandbox.py).
+from mimi import utf8
 from mimi.platform import const
 from mimi.safety import roles
 from mimi.storage import files as flash_files
@@ -181,8 +182,8 @@ class EditFile:
         with open(place.full, "rb") as f:
             raw = f.read()
         try:
-            text = raw.decode()
-        except UnicodeError:
+            text = utf8.strict(raw)  # also refuses the surrogate halves MicroPython's decode lets by
+        except ValueError:
             raise ToolError("'{}' is not UTF-8 text and cannot be edited".format(place.rel))
         count = text.count(old)
         if count == 0:
