@@ -125,9 +125,14 @@ def test_a_message_on_in_is_answered_on_out_and_on_a_reply_topic(kitchen, ha, fa
     assert answer["text"] == "Hello from the kitchen board." and answer["kind"] == "reply"
     assert answer["from"] == "kitchen"
     assert "hi board" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
-    # Plain text (what Home Assistant's text and notify entities send) and a reply topic of the asker's choice.
-    ha.publish("mimi/kitchen/in", {"text": "where?", "reply_to": "home/answers", "id": 7})
-    answer = ha.wait("home/answers", lambda d: d.get("id") == "7")
+    # A reply topic of the asker's choice: under mimi/, or one the owner allowed (the board's broker user
+    # may write to topics the asker may not, like home/#).
+    ha.publish("mimi/kitchen/in", {"text": "where?", "reply_to": "home/lamp/set", "id": 6})
+    refusal = ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "6")
+    assert refusal["kind"] == "error" and "mqtt_allow" in refusal["text"]
+    assert ha.seen("home/lamp/set") == []
+    ha.publish("mimi/kitchen/in", {"text": "where?", "reply_to": "mimi/kitchen/answers", "id": 7})
+    answer = ha.wait("mimi/kitchen/answers", lambda d: d.get("id") == "7")
     assert answer["text"] == "Answered where you asked."
 
 

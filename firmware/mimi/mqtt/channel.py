@@ -265,6 +265,12 @@ class MQTT:
             print("mqtt: ignored a message on {}/in: {}".format(self.base(), exc))
             await self._out({"kind": "error", "text": "not understood: {}".format(exc)})
             return False
+        reply_to = request["reply_to"]
+        if reply_to is not None and not self._may_answer_on(reply_to):
+            print("mqtt: refused a message asking for its answer on {}".format(reply_to))
+            await self._out({"kind": "error", "id": request["id"], "text": "reply_to must be a topic under "
+                             "{} or one the owner allowed with mqtt_allow".format(mqtt.BASE_PREFIX)})
+            return False
         rid = request["id"]
         if rid is not None:
             key = (request["from"], rid)
@@ -278,6 +284,13 @@ class MQTT:
                 "from": request["from"], "ack": ack}
         await self.app.bus.inbound.put(Message(CHANNEL, chat_id, request["text"], meta))
         return ack is not None
+
+    def _may_answer_on(self, topic):
+        # The board's broker user may write more than the sender may: its answers go only where the owner
+        # said (mqtt_allow) or under mimi/ (another board's reply topic, this board's own topics).
+        from mimi.mqtt import tool
+
+        return topic.startswith(mqtt.BASE_PREFIX) or tool.allowed(self.app.config, topic)
 
     async def _board_answer(self, payload):
         try:
