@@ -136,3 +136,21 @@ def test_unsupported_and_over_limit_files_are_answered_clearly_without_claude(bo
     assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 3, 20)
     assert "not this kind of message" in tg.sent(OWNER)[2]["shown"]
     assert fake.requests == [] and tg.downloads == []
+
+
+def test_killed_during_a_photo_turn_it_is_answered_once_after_the_reboot(bot, tg, fake, flash):
+    from host_sim.fake_anthropic import stall
+
+    dev = bot()
+    fake.script(stall("", seconds=60, before_headers=True))  # Claude says nothing: the power goes
+    sizes = _sizes((320, 20 * KB), (800, 90 * KB))
+    update = tg.photo_message(OWNER, sizes, caption="kill me")
+    assert tg.wait_for(lambda: [r for r in fake.requests if "body_read_at" in r], 30), dev.output[-3000:]
+    assert _inbox(flash) == ["tg_{}.jpg".format(update)]
+    dev.stop()
+    again = bot()
+    assert tg.wait_for(lambda: tg.sent(OWNER), 40), again.output[-3000:]
+    assert tg.wait_for(lambda: tg.offset_confirmed >= update, 20)
+    assert len(tg.sent(OWNER)) == 1 and "kill me" in tg.sent(OWNER)[0]["shown"]
+    assert _session(flash)[0] == "[photo: kill me]" and len(_session(flash)) == 2
+    assert _inbox(flash) == []

@@ -90,7 +90,10 @@ class Consolidator:
     # -- the run --
     def due(self, channel, chat_id):
         stem = stem_of(channel, chat_id, self.app.sessions)
-        return files.exists(self.journal_path(stem)) or self.count(stem) > CONSOLIDATE_AT
+        if files.exists(self.journal_path(stem)):
+            return True
+        # After every turn: count line ends first (no JSON parsed); only a long file is counted exactly.
+        return _line_ends(self._path(stem)) > CONSOLIDATE_AT and self.count(stem) > CONSOLIDATE_AT
 
     async def run(self, agent, message, channel, chat_id, force=False, role=None):
         """Consolidate one session when due (always when force); returns a line saying what happened."""
@@ -248,6 +251,19 @@ class Consolidator:
     def _step(self, name):
         if self.checkpoint is not None:
             self.checkpoint(name)
+
+
+def _line_ends(path):
+    n = 0
+    try:
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(1024)
+                if not chunk:
+                    return n
+                n += chunk.count(b"\n")
+    except OSError:
+        return 0
 
 
 def _transcript(messages):
