@@ -48,6 +48,16 @@ class MQTT:
         app.mqtt = self
         app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
+        commands = app.console.commands
+        self._status = commands.table["status"][0]
+        commands.add("status", self.cmd_status, "status", 0, 0, "what is configured, connected and running")
+
+    async def cmd_status(self):
+        await self._status()
+        platform.console_write("  MQTT: {}\n".format(
+            "connected to {} as {}".format(self.where, self.base()) if self.client.connected
+            else "off" if not mqtt.configured(self.app.config) else "not connected ({})".format(
+                self.error or "connecting")))
 
     # -- settings --
     def _get(self, key):
