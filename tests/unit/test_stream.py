@@ -361,3 +361,23 @@ def test_too_many_server_blocks_stop_the_stream():
         raise AssertionError("no error")
     except StreamError as exc:
         assert exc.kind == "too_many_server_blocks"
+
+
+def test_a_web_fetch_result_is_kept_whole_and_counted():
+    assembler = MessageAssembler()
+    start(assembler)
+    send(assembler, {"type": "content_block_start", "index": 0,
+                     "content_block": {"type": "server_tool_use", "id": "srvtoolu_f", "name": "web_fetch", "input": {}}})
+    send(assembler, {"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "input_json_delta", "partial_json": '{"url": "https://example.com/a"}'}})
+    send(assembler, {"type": "content_block_stop", "index": 0})
+    result = {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_f",
+              "content": {"type": "web_fetch_result", "url": "https://example.com/a",
+                          "content": {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                                                     "data": "Page text"}}}}
+    send(assembler, {"type": "content_block_start", "index": 1, "content_block": result})
+    send(assembler, {"type": "content_block_stop", "index": 1})
+    text_block(assembler, 2, ["The page says hello."])
+    finish(assembler, "end_turn", usage={"output_tokens": 9, "server_tool_use": {"web_fetch_requests": 1}})
+    assert assembler.content[1] == result and assembler.text == "The page says hello."
+    assert assembler.usage["web_fetch_requests"] == 1 and assembler.usage["web_search_requests"] == 0
