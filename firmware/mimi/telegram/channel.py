@@ -212,6 +212,10 @@ class Telegram:
         from mimi.agent import attachments
         from mimi.telegram import media
 
+        try:  # the download may take a few seconds: show that something happens
+            await self.api.call("sendChatAction", {"chat_id": chat_id, "action": "typing"})
+        except Exception:  # a missing chat action costs nothing
+            pass
         try:
             item = await media.receive(self.api, self.app.flash.root, message, update["update_id"])
         except attachments.Refused as exc:
