@@ -4,14 +4,13 @@ import asyncio
 
 from mimi import mqtt, platform
 from mimi.bus.message import Message
-from mimi.mqtt import discovery, messages, packets
+from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
 from mimi.net.backoff import Backoff
 from mimi.platform import const
 from mimi.safety import roles
 
 CHANNEL = "mqtt"
-STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
 RETRY_FIRST_S = const(1)
 RETRY_MAX_S = const(60)
 REFUSED_RETRY_S = const(300)  # after a wrong password: the owner has to act, so try seldom
@@ -20,7 +19,6 @@ ASKS_MAX = const(8)  # questions to other boards whose answers we still route ba
 WATCHED_MAX = const(8)  # topics watchers read
 FIRST_READING_S = const(2)  # a new watched topic: how long to wait for its retained value
 ACK_WAIT_S = const(5)
-PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
 _RESTART_KEYS = ("host", "port", "user", "password", "tls", "device_id", "keepalive")
 
 
@@ -85,10 +83,10 @@ class MQTT:
             if self.client.connected:
                 asyncio.create_task(self._leave())  # the run loop connects again with the new settings
         elif key in ("discovery", "ha_prefix") and self.client.connected:
-            asyncio.create_task(self.announce())
+            asyncio.create_task(presence.announce(self))
 
     async def _leave(self):
-        await self._publish_availability(False, self.where_base)
+        await presence.availability(self, False, self.where_base)
         await self.client.close(graceful=True)
 
     # -- the service --
@@ -101,7 +99,7 @@ class MQTT:
 
     async def _run(self):
         backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)
-        states = asyncio.create_task(self._publish_states())
+        states = asyncio.create_task(presence.periodic(self))
         await self.app.wifi.up.wait()
         try:
             while mqtt.configured(self.app.config):
@@ -161,87 +159,10 @@ class MQTT:
             pass
 
     async def _online(self):
-        base = self.base()
-        await self.client.publish(base + "/availability", b"online", 1, True)
-        topics = [(base + "/in", 1), (base + "/reply", 1)] + [(t, 1) for t in self.watched]
-        codes = await self.client.subscribe(topics)
-        if codes is None:
-            print("mqtt: the broker did not confirm the subscriptions")
-        else:
-            for (topic, _), code in zip(topics, codes):
-                if code == 0x80:
-                    print("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
-                          "read it)".format(topic, self._get("user") or "(anonymous)"))
-        await self.announce()
-        await self.publish_state()
-        await self._check_inbox(base)
-
-    async def _check_inbox(self, base):
-        # MQTT 3.1.1 brokers (Mosquitto among them) grant any subscription and drop what the ACL refuses
-        # without a word: a test message to our own `in` shows whether messages to this board can arrive.
-        self._probe = ["{}".format(platform.ticks_ms()), False]
-        await self.client.publish(base + "/in", messages.encode({"probe": self._probe[0]}), 1)
-        for _ in range(PROBE_WAIT_S * 10):
-            if self._probe[1] or not self.client.connected:
-                return
-            await asyncio.sleep(0.1)
-        print("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
-              "'{}' read or write it, so messages to this board cannot arrive".format(
-                  base, PROBE_WAIT_S, self._get("user") or "(anonymous)"))
-
-    async def announce(self):
-        """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
-        prefix, device_id, base = self._get("ha_prefix"), self.device_id(), self.base()
-        if self._get("discovery"):
-            for topic, config in discovery.configs(prefix, device_id, base):
-                await self.client.publish(topic, messages.encode(config), 1, True)
-        else:
-            for topic in discovery.topics(prefix, device_id):
-                await self.client.publish(topic, b"", 1, True)
-
-    async def stop(self):
-        """mqtt_off: offline (retained), then a clean DISCONNECT (no will)."""
-        self._wake.set()
-        if self.client.connected:
-            await self._leave()
-
-    # -- the state --
-    def state(self):
-        app = self.app
-        free, _ = platform.heap_info()
-        rssi = None
-        try:
-            if app.wifi.is_up():
-                rssi = app.wifi.wlan.status("rssi")
-        except (AttributeError, OSError, ValueError, TypeError):
-            pass
-        budget = getattr(app, "budget", None)
-        return {
-            "online": self.client.connected,
-            "heap_free": free,
-            "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
-            "rssi_dbm": rssi,
-            "tokens_today": budget.store.used_today() if budget is not None else None,
-            "last_error": messages.cut(self.last_error),
-            "last_reply": messages.cut(self.last_reply),
-        }
+        await presence.online(self)
 
     async def publish_state(self):
-        await self.client.publish(self.base() + "/state", messages.encode(self.state()), 0, True)
-
-    async def _publish_availability(self, online, base=None):
-        base = base or self.base()
-        await self.client.publish(base + "/availability", b"online" if online else b"offline", 1, True)
-        if not online:
-            state = self.state()
-            state["online"] = False
-            await self.client.publish(base + "/state", messages.encode(state), 0, True)
-
-    async def _publish_states(self):
-        while True:
-            await asyncio.sleep(STATE_PERIOD_S)
-            if self.client.connected:
-                await self.publish_state()
+        await presence.publish_state(self)
 
     # -- incoming --
     async def _on_message(self, topic, payload, retained, ack):
@@ -381,24 +302,3 @@ class MQTT:
             raise ValueError("no message on {} yet{}".format(
                 topic_filter, "" if self.client.connected else " (not connected to the broker)"))
         return newest[0], newest[1], platform.ticks_diff(platform.ticks_ms(), newest[2]) // 1000
-
-    # -- mqtt_status --
-    def describe(self):
-        cfg = self.app.config
-        lines = ["MQTT: {}".format(
-            "connected to {}{}".format(self.where, " (TLS)" if self._get("tls") else "") if self.client.connected
-            else "off (mqtt_set <host> [port])" if not mqtt.configured(cfg)
-            else "connecting to {}:{}{}".format(self._get("host"), self.port(),
-                                                "; last problem: " + self.error if self.error else ""))]
-        from mimi.config import mask
-
-        user = self._get("user")
-        lines.append("  user: {}, password {}".format(user or "(none)", mask(self._get("password"), True)
-                                                      if user else "(none)"))
-        lines.append("  topics: {}/in (messages to me), /out (answers), /state, /availability".format(self.base()))
-        lines.append("  MQTT messages act as: {}; Home Assistant discovery: {}".format(
-            self.role(), "on" if self._get("discovery") else "off"))
-        lines.append("  mqtt_publish may write to: {}".format(self._get("publish_allow") or "nothing (mqtt_allow)"))
-        lines.append("  {} received, {} answered, {} waiting for the broker's ack, {} watched topics".format(
-            self.received, self.answered, len(self.client.pending), len(self.watched)))
-        return lines

@@ -60,8 +60,23 @@ async def cmd_status(app):
         _say("MQTT: off (mqtt_set <host> [port] connects to a broker; device id {})".format(
             mqtt.device_id(app.config)))
         return
-    for line in app.mqtt.describe():
-        _say(line)
+    ch = app.mqtt
+    if ch.client.connected:
+        shown = "connected to {}{}".format(ch.where, " (TLS)" if ch._get("tls") else "")
+    elif not mqtt.configured(app.config):
+        shown = "off (mqtt_set <host> [port])"
+    else:
+        shown = "connecting to {}:{}{}".format(ch._get("host"), ch.port(),
+                                               "; last problem: " + ch.error if ch.error else "")
+    _say("MQTT: " + shown)
+    user = ch._get("user")
+    _say("  user: {}, password {}".format(user or "(none)", mask(ch._get("password"), True) if user else "(none)"))
+    _say("  topics: {}/in (messages to me), /out (answers), /state, /availability".format(ch.base()))
+    _say("  MQTT messages act as: {}; Home Assistant discovery: {}".format(
+        ch.role(), "on" if ch._get("discovery") else "off"))
+    _say("  mqtt_publish may write to: {}".format(ch._get("publish_allow") or "nothing (mqtt_allow)"))
+    _say("  {} received, {} answered, {} waiting for the broker's ack, {} watched topics".format(
+        ch.received, ch.answered, len(ch.client.pending), len(ch.watched)))
 
 
 async def cmd_off(app):

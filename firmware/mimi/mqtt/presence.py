@@ -1,0 +1,98 @@
+# How the board shows itself on MQTT: availability, the retained state, Home Assistant discovery, the inbox check.
+import asyncio
+
+from mimi import platform
+from mimi.mqtt import discovery, messages
+from mimi.platform import const
+
+STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
+PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
+_REFUSED = const(0x80)
+
+
+async def online(ch):
+    """Right after connecting: online (retained), subscriptions, discovery, the state, the inbox check."""
+    base, client = ch.base(), ch.client
+    await client.publish(base + "/availability", b"online", 1, True)
+    topics = [(base + "/in", 1), (base + "/reply", 1)] + [(t, 1) for t in ch.watched]
+    codes = await client.subscribe(topics)
+    if codes is None:
+        print("mqtt: the broker did not confirm the subscriptions")
+    else:
+        for (topic, _), code in zip(topics, codes):
+            if code == _REFUSED:
+                print("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
+                      "read it)".format(topic, _user(ch)))
+    await announce(ch)
+    await publish_state(ch)
+    await check_inbox(ch, base)
+
+
+def _user(ch):
+    return ch._get("user") or "(anonymous)"
+
+
+async def check_inbox(ch, base):
+    # MQTT 3.1.1 brokers (Mosquitto among them) grant any subscription and drop what the ACL refuses
+    # without a word: a test message to our own `in` shows whether messages to this board can arrive.
+    ch._probe = ["{}".format(platform.ticks_ms()), False]
+    await ch.client.publish(base + "/in", messages.encode({"probe": ch._probe[0]}), 1)
+    for _ in range(PROBE_WAIT_S * 10):
+        if ch._probe[1] or not ch.client.connected:
+            return
+        await asyncio.sleep(0.1)
+    print("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
+          "'{}' read or write it, so messages to this board cannot arrive".format(base, PROBE_WAIT_S, _user(ch)))
+
+
+async def announce(ch):
+    """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
+    prefix, device_id, base = ch._get("ha_prefix"), ch.device_id(), ch.base()
+    if ch._get("discovery"):
+        for topic, config in discovery.configs(prefix, device_id, base):
+            await ch.client.publish(topic, messages.encode(config), 1, True)
+    else:
+        for topic in discovery.topics(prefix, device_id):
+            await ch.client.publish(topic, b"", 1, True)
+
+
+def state(ch):
+    app = ch.app
+    free, _ = platform.heap_info()
+    rssi = None
+    try:
+        if app.wifi.is_up():
+            rssi = app.wifi.wlan.status("rssi")
+    except (AttributeError, OSError, ValueError, TypeError):
+        pass
+    budget = getattr(app, "budget", None)
+    return {
+        "online": ch.client.connected,
+        "heap_free": free,
+        "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
+        "rssi_dbm": rssi,
+        "tokens_today": budget.store.used_today() if budget is not None else None,
+        "last_error": messages.cut(ch.last_error),
+        "last_reply": messages.cut(ch.last_reply),
+    }
+
+
+async def publish_state(ch):
+    await ch.client.publish(ch.base() + "/state", messages.encode(state(ch)), 0, True)
+
+
+async def availability(ch, online, base=None):
+    """online/offline (retained); offline also marks the state so (a goodbye: the will is not sent)."""
+    base = base or ch.base()
+    await ch.client.publish(base + "/availability", b"online" if online else b"offline", 1, True)
+    if not online:
+        shown = state(ch)
+        shown["online"] = False
+        await ch.client.publish(base + "/state", messages.encode(shown), 0, True)
+
+
+async def periodic(ch):
+    while True:
+        await asyncio.sleep(STATE_PERIOD_S)
+        if ch.client.connected:
+            await publish_state(ch)
