@@ -273,6 +273,7 @@ def test_mqtt_messages_act_as_observer_until_the_owner_says_otherwise(kitchen, h
     assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "g2")["text"] == "The light is on."
     report = ha.wait("mimi/kitchen/out", lambda d: d.get("kind") == "report")
     assert "gpio_write" in report["text"]
+    assert "gpio_write" in kitchen.command("audit_tail 3")  # the audit log has it, like any channel's call
     # Even an operator on MQTT never gets owner tools; only the owner can make MQTT the owner.
     fake.script(tool_use("write_file", {"path": "files/x.txt", "content": "hi"}), text("Not allowed."))
     ha.publish("mimi/kitchen/in", {"text": "write", "id": "g3"})
@@ -280,6 +281,16 @@ def test_mqtt_messages_act_as_observer_until_the_owner_says_otherwise(kitchen, h
     assert "needs the owner role" in fake.requests[-1]["body"]["messages"][-1]["content"][0]["content"]
     assert "careful: anyone who may publish to mimi/kitchen/in now owns this device" in kitchen.command(
         "mqtt_role owner")
+
+
+def test_mqtt_senders_have_the_same_rate_limit_as_any_user(kitchen, ha, fake):
+    kitchen.command("config_set safety_config.user_per_min 1")
+    fake.script(text("First one is fine."))
+    ha.publish("mimi/kitchen/in", {"text": "one", "id": "b1"})
+    assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "b1")["kind"] == "reply"
+    ha.publish("mimi/kitchen/in", {"text": "two", "id": "b2"})
+    second = ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "b2")
+    assert second["kind"] == "refused" and len(fake.requests) == 1
 
 
 def test_mqtt_publish_only_to_allowed_topics(kitchen, ha):
