@@ -137,3 +137,32 @@ def test_the_space_policy_gives_up_unread_received_files_first():
     finally:
         remove_tree(top)
 
+
+
+def test_the_request_body_holds_the_file_as_valid_json_and_its_length_is_exact():
+    from mimi.llm.claude import _json_pieces
+
+    top = tempdir("body")
+    try:
+        photo = top + "/p.jpg"
+        write(photo, b"\xff\xd8\xff" + bytes(range(256)) * 30, "wb")
+        notes = top + "/n.txt"
+        write(notes, "caf\u00e9 \"menu\"\n\U0001F34F\n".encode() * 100, "wb")
+        turn = {"role": "user", "content": [{"type": "text", "text": "[context]"}, {"type": "text", "text": "hi"}]}
+        attachments.attach(turn, attachments.media("image", photo, "image/jpeg"))
+        attachments.attach(turn, attachments.media("text", notes, "text/plain", "n.txt"))
+        pieces = _json_pieces([{"type": "text", "text": "sys"}], [turn], None, "m", 100)
+        length = 0
+        out = []
+        for piece in pieces:
+            length += len(piece)
+            out.append(b"".join(piece.chunks()) if hasattr(piece, "chunks") else bytes(piece))
+        body = b"".join(out)
+        assert len(body) == length  # the Content-Length, counted without reading the files twice into RAM
+        sent = json.loads(body)["messages"][0]["content"]
+        assert [b["type"] for b in sent] == ["text", "image", "document", "text"]
+        with open(photo, "rb") as f:
+            assert binascii.a2b_base64(sent[1]["source"]["data"]) == f.read()
+        assert sent[2]["source"]["data"] == "caf\u00e9 \"menu\"\n\U0001F34F\n" * 100 and sent[2]["title"] == "n.txt"
+    finally:
+        remove_tree(top)
