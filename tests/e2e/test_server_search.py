@@ -95,3 +95,16 @@ def test_the_day_search_cap_leaves_search_out(device, fake):
     assert "web_search" not in [t[1] for t in _types(second)]
     body = json.dumps(second["body"]["messages"])
     assert "Found it." in body  # the reply with its link is in the history
+
+
+def test_pause_turn_continuations_are_bounded(device, fake):
+    fake.script(*[web_search("q{}".format(i), [METRO], intro="Still searching {}.".format(i), pause=True,
+                             search_seconds=0) for i in range(5)])
+    out = device.command("chat search a lot", timeout=40)
+    assert "Still searching 0." in out and "Still searching 3." in out
+    requests = fake.wait_requests(4)
+    assert len(fake.requests) == 4  # the first call and 3 continuations, then the turn ends
+    assert fake.pending == 1
+    assert all(r["body"]["messages"][-1]["role"] == "assistant" for r in requests[1:])
+    assert requests[3]["body"]["messages"][-2]["role"] == "user"  # the paused parts make one assistant turn
+    assert len(requests[3]["body"]["messages"][-1]["content"]) == 9  # 3 x (text, server_tool_use, result)

@@ -145,11 +145,11 @@ class Agent:
                     pauses += 1  # a long server-side turn (web searches): send it back as is to go on
                     from mimi.llm import server_tools
 
-                    messages.append({"role": "assistant", "content": server_tools.continued(result.content)})
+                    _assistant(messages, server_tools.continued(result.content))
                     continue
                 if result.stop_reason != "tool_use" or not calls or last:
                     break
-                messages.append({"role": "assistant", "content": result.content})
+                _assistant(messages, result.content)
                 messages.append({"role": "user", "content": await self._run_tools(message, channel, calls)})
         except ClaudeError as exc:
             self.failures += 1
@@ -230,3 +230,11 @@ def _media(message):
     meta = message.meta if isinstance(message.meta, dict) else None
     item = meta.get("media") if meta is not None else None
     return item if isinstance(item, dict) else None
+
+
+def _assistant(messages, content):
+    """Add Claude's blocks; after a paused turn they extend the same assistant message (one turn)."""
+    if messages and messages[-1]["role"] == "assistant":
+        messages[-1] = {"role": "assistant", "content": messages[-1]["content"] + content}
+    else:
+        messages.append({"role": "assistant", "content": content})
