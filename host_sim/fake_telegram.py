@@ -75,7 +75,7 @@ class FakeTelegram(BackgroundServer):
             message = self._world._incoming(user_id, chat_id, None, "A")
             message["photo"] = self.files.photo_sizes(sizes)
             if caption is not None:
-                message["caption"] = caption
+                _caption(message, caption)
             return self._world.add_update("message", message)
         return self._inject(build)
 
@@ -88,7 +88,7 @@ class FakeTelegram(BackgroundServer):
             message["document"] = {"file_name": file_name, "mime_type": mime_type, "file_id": entry["file_id"],
                                    "file_unique_id": entry["file_unique_id"], "file_size": len(data)}
             if caption is not None:
-                message["caption"] = caption
+                _caption(message, caption)
             return self._world.add_update("message", message)
         return self._inject(build)
 
@@ -355,6 +355,16 @@ class FakeTelegram(BackgroundServer):
         body = error_body(exc)
         self._finish(record, exc.code, body)
         return json_response(exc.code, body)
+
+
+def _caption(message, caption):
+    """A caption with the entities Telegram finds in it (mentions, commands), as caption_entities."""
+    from host_sim.telegram_world import _entities
+
+    message["caption"] = caption
+    entities = _entities(caption)
+    if entities:
+        message["caption_entities"] = entities
 
 
 def main(argv=None):

@@ -61,3 +61,15 @@ def test_a_stranger_mentioning_the_bot_gets_the_allowlist_note_and_no_llm_call(b
     tg.user_message(STRANGER, "@{} hello".format(tg.bot_username), chat_id=GROUP, username="eve")
     assert tg.wait_for(lambda: _shown(tg, GROUP), 20)
     assert "tg_allow 666" in _shown(tg, GROUP)[0] and fake.requests == []
+
+
+def test_a_photo_in_a_group_is_read_only_when_its_caption_mentions_the_bot(bot, tg, fake):
+    from host_sim.telegram_files import jpeg_bytes
+
+    sizes = [(320, 240, jpeg_bytes(20000))]
+    tg.photo_message(OWNER, sizes, caption="look at my lunch", chat_id=GROUP)
+    tg.photo_message(FRIEND, sizes, caption="@{} what is this?".format(tg.bot_username), chat_id=GROUP)
+    assert tg.wait_for(lambda: _shown(tg, GROUP), 30), bot.output[-2000:]
+    assert len(fake.requests) == 1 and len(tg.downloads) == 1  # the photo between people: not even fetched
+    blocks = fake.requests[0]["body"]["messages"][-1]["content"]
+    assert blocks[1]["type"] == "image" and blocks[2]["text"] == "what is this?"
