@@ -152,7 +152,8 @@ def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitche
         deadline = time.monotonic() + 10
         while len(late.messages) < 8 and time.monotonic() < deadline:
             time.sleep(0.05)
-        configs = {m[0]: json.loads(m[1]) for m in late.messages if m[2] and m[1]}
+        configs = {m[0]: json.loads(m[1]) for m in late.messages
+                   if m[2] and m[1] and m[0].split("/")[2] == "kitchen"}
     finally:
         late.stop()
     components = sorted(topic.split("/")[1] for topic in configs)
@@ -185,6 +186,19 @@ def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitche
         assert [m for m in later.messages if m[1]] == []  # nothing retained: Home Assistant forgets the device
     finally:
         later.stop()
+    # Renamed with discovery on: the new device appears, the old one goes.
+    kitchen.command("mqtt_discovery on")
+    kitchen.command("mqtt_id kitchen2")
+    kitchen.expect("mqtt: connected to .* as mimi/kitchen2", timeout=20)
+    time.sleep(1.0)
+    renamed = Watcher(broker, topics=("homeassistant/#",))
+    try:
+        time.sleep(1.0)
+        nodes = set(m[0].split("/")[2] for m in renamed.messages if m[1])
+        assert nodes == {"kitchen2"}, nodes
+    finally:
+        renamed.stop()
+        kitchen.command("mqtt_discovery off")  # the broker outlives this test: leave no device behind
 
 
 def test_state_is_retained_and_updates_after_a_reply(kitchen, ha, fake):

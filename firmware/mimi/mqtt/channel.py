@@ -86,7 +86,10 @@ class MQTT:
             asyncio.create_task(presence.announce(self))
 
     async def _leave(self):
-        await presence.availability(self, False, self.where_base)
+        base = self.where_base
+        await presence.availability(self, False, base)
+        if base and base != self.base():  # renamed (mqtt_id): Home Assistant forgets the old device
+            await presence.announce(self, base[len(mqtt.BASE_PREFIX):], remove=True)
         await self.client.close(graceful=True)
 
     # -- the service --

@@ -45,10 +45,10 @@ async def check_inbox(ch, base):
           "'{}' read or write it, so messages to this board cannot arrive".format(base, PROBE_WAIT_S, _user(ch)))
 
 
-async def announce(ch):
+async def announce(ch, device_id=None, remove=False):
     """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
-    prefix, device_id, base = ch._get("ha_prefix"), ch.device_id(), ch.base()
-    if ch._get("discovery"):
+    prefix, device_id, base = ch._get("ha_prefix"), device_id or ch.device_id(), ch.base()
+    if ch._get("discovery") and not remove:
         for topic, config in discovery.configs(prefix, device_id, base):
             await ch.client.publish(topic, messages.encode(config), 1, True)
     else:
