@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import json
 
-from mimi import platform
+from mimi import jsontext, platform
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.storage.sessions import HISTORY_LIMIT, LINE_MAX, SUFFIX, parse_message
@@ -170,7 +170,7 @@ class Consolidator:
         if text is None:
             return None
         try:
-            journal = json.loads(text)
+            journal = jsontext.loads(text)
             if not isinstance(journal.get("summary"), str) or not isinstance(journal.get("last"), list):
                 raise ValueError("incomplete")
             return journal

@@ -3,11 +3,11 @@ import binascii
 import hashlib
 import os
 
+from mimi import jsontext, utf8
 from mimi.net import http
 from mimi.ota.image import DOWNLOAD_DEADLINE_S, READ_TIMEOUT_S, UpdateError, check_hash, check_https
 from mimi.platform import const
 from mimi.storage import files
-from mimi import jsontext
 
 MANIFEST = "manifest.json"  # {path: {"size": bytes, "sha256": hex}}, as tools/bundle.py writes it
 STAGE_DIR = ".ota_stage"  # downloads wait here until every one is verified
@@ -152,7 +152,7 @@ class BundleUpdate:
             got = binascii.hexlify(hashlib.sha256(body).digest()).decode()
             if got != self.manifest_hash:
                 raise UpdateError("manifest SHA-256 mismatch: expected {}, got {}".format(self.manifest_hash, got))
-        return body.decode()
+        return utf8.valid_text(body)
 
     def _old_paths(self):
         try:

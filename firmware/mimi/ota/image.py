@@ -3,6 +3,8 @@ import binascii
 import hashlib
 
 import esp32
+
+from mimi import utf8
 from mimi.net import http
 from mimi.platform import const
 
@@ -74,7 +76,7 @@ async def published_hash(url):
     try:
         if resp.status != 200:
             raise UpdateError("no published hash at {}.sha256 (HTTP {})".format(url, resp.status))
-        text = (await resp.read(HASH_FILE_MAX)).decode()
+        text = utf8.valid_text(await resp.read(HASH_FILE_MAX))
     finally:
         await resp.aclose()
     words = text.split()
