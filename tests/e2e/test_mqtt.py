@@ -1,6 +1,7 @@
 # The MQTT channel against a real Mosquitto broker (password file, ACL, TLS with the test CA), both runtimes.
 import json
 import shutil
+import signal
 import threading
 import time
 
@@ -255,6 +256,18 @@ def test_the_broker_says_offline_for_a_board_that_vanishes(kitchen, ha):
     while ha.last("mimi/kitchen/availability") != "offline" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert ha.last("mimi/kitchen/availability") == "offline"
+
+
+def test_keep_alive_notices_a_broker_that_stops_answering(boot, broker):
+    dev = connect_board(boot(), broker, "kitchen", extra=("config_set mqtt_config.keepalive 5",))
+    dev.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=20)
+    broker.proc.send_signal(signal.SIGSTOP)  # alive but silent: no FIN, no RST, only missing PINGRESPs
+    try:
+        line = dev.expect(r"mqtt: connection to 127\.0\.0\.1:\d+ lost: [^\n]*", timeout=30).group(0)
+        assert "no answer" in line
+    finally:
+        broker.proc.send_signal(signal.SIGCONT)
+    dev.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=60)
 
 
 def test_a_wrong_password_gives_a_clear_line_and_is_never_printed(boot, broker):
