@@ -140,18 +140,23 @@ class MQTT:
             return wait
         backoff.reset()
         self.where, self.error, self.where_base = "{}:{}".format(host, port), None, base
+        if self._restart:  # the settings changed (or mqtt_off) while connecting
+            await self._leave()
+            return 0
         print("mqtt: connected to {} as {}{}".format(self.where, base, " (TLS)" if context else ""))
         serving = asyncio.create_task(self.client.serve(keepalive))
         try:
             await self._online()
             await serving
+            problem = "the connection closed"
         except Exception as exc:
-            if not self._restart:
-                self.error = reason(exc, host)
-                print("mqtt: connection to {} lost: {}; reconnecting".format(self.where, self.error))
+            problem = reason(exc, host)
         finally:
             serving.cancel()
-            self.where = None
+        if not self._restart:
+            self.error = problem
+            print("mqtt: connection to {} lost: {}; reconnecting".format(self.where, problem))
+        self.where = None
         return 0 if self._restart else backoff.next()
 
     async def _sleep(self, seconds):
