@@ -362,13 +362,15 @@ def test_two_boards_exchange_a_message_through_the_broker(boot, broker, runtime,
 
     hall = Device(runtime, tmp_path / "hall_flash", "--anthropic-api", fake.url, "--ws-port", str(free_port()))
     try:
-        hall.ready()
+        hall.ready(timeout=60)
         connect_board(hall, broker, "hall")
-        hall.expect("mqtt: connected to .* as mimi/hall", timeout=20)
+        hall.expect("mqtt: connected to .* as mimi/hall", timeout=60)
         fake.script(text("Hall here: the door is locked."))
         out = kitchen.command('tool_exec send_message {"channel": "mqtt", "chat_id": "hall", "text": "is the door locked?"}')
         assert "sent to mqtt chat hall" in out
-        kitchen.expect("board hall answered: Hall here: the door is locked.", timeout=30)
+        kitchen.expect("board hall answered: Hall here: the door is locked.", timeout=60)
         assert "is the door locked?" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
+    except AssertionError as exc:
+        raise AssertionError("{}\nthe hall board said:\n{}".format(exc, hall.output[-2000:]))
     finally:
         hall.stop()
