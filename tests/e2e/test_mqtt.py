@@ -1,5 +1,6 @@
 # The MQTT channel against a real Mosquitto broker (password file, ACL, TLS with the test CA), both runtimes.
 import json
+import re
 import shutil
 import signal
 import threading
@@ -163,6 +164,8 @@ def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitche
     for topic, config in configs.items():
         prefix, component, node, object_id, last = topic.split("/")
         assert (prefix, node, last) == ("homeassistant", "kitchen", "config")
+        assert re.fullmatch(r"[a-zA-Z0-9_-]+", object_id)  # Home Assistant's discovery topic pattern
+        assert config["name"] and config["origin"]["name"]
         for key in HA_REQUIRED[component]:
             assert config[key].startswith("mimi/kitchen/") and "+" not in config[key] and "#" not in config[key]
         assert config["unique_id"] not in unique
