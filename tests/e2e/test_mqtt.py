@@ -331,6 +331,8 @@ def test_mqtt_publish_only_to_allowed_topics(kitchen, ha):
     assert "acknowledged by the broker" in out
     assert ha.wait("home/lamp/set") == "ON"
     assert "wildcard" in kitchen.command('tool_exec mqtt_publish {"topic": "home/lamp/#", "payload": "x"}')
+    assert "mqtt_publish: tier operator, level report" in kitchen.command("tool_policy mqtt_publish")
+    assert "now confirm" in kitchen.command("tool_policy mqtt_publish confirm")  # asked first, like gpio_write
 
 
 def test_a_watcher_reads_an_mqtt_topic(kitchen, ha, fake):
