@@ -174,3 +174,21 @@ def test_a_refused_login_says_why():
 
     refused = run(main())
     assert refused.code == 4 and "wrong user name or password" in str(refused)
+
+
+def test_unacknowledged_messages_are_bounded_by_count_and_bytes():
+    from mimi.mqtt import client as client_module
+
+    client = Client(None)  # not connected: everything waits
+
+    async def main():
+        for n in range(client_module.INFLIGHT_MAX + 3):
+            await client.publish("t", b"x", 1)
+        assert len(client.pending) == client_module.INFLIGHT_MAX and client.dropped == 3
+        big = b"y" * (client_module.INFLIGHT_BYTES_MAX // 2)
+        await client.publish("t", big, 1)
+        await client.publish("t", big, 1)
+        assert sum(len(e[2]) for e in client.pending) <= client_module.INFLIGHT_BYTES_MAX
+        assert client.pending[-1][2] == big
+
+    run(main())

@@ -9,6 +9,7 @@ from mimi.mqtt import packets
 from mimi.platform import const
 
 INFLIGHT_MAX = const(16)  # QoS 1 messages kept until the broker acknowledges them (oldest given up first)
+INFLIGHT_BYTES_MAX = const(32768)  # ... and their payloads together (a long reply is several KB)
 CONNECT_TIMEOUT_S = const(15)  # TCP, TLS and CONNACK together
 WRITE_TIMEOUT_S = const(10)
 SUBACK_TIMEOUT_S = const(10)
@@ -55,7 +56,7 @@ class Client:
         self.reader = self.writer = None
         self.connected = False
         self.pending = []  # [pid, topic, payload, retain, sent] of QoS 1 messages, oldest first
-        self.dropped = 0  # QoS 1 messages given up because INFLIGHT_MAX were waiting
+        self.dropped = 0  # QoS 1 messages given up because INFLIGHT_MAX (or _BYTES_MAX) were waiting
         self._pid = 0
         self._lock = asyncio.Lock()  # one packet written at a time
         self._acked = asyncio.Event()
@@ -120,10 +121,15 @@ class Client:
         connect; returns its packet id."""
         if not qos:
             return await self.send(packets.publish(topic, payload, 0, retain))
-        if len(self.pending) >= INFLIGHT_MAX:
+        held = len(payload)
+        for entry in self.pending:
+            held += len(entry[2])
+        while self.pending and (len(self.pending) >= INFLIGHT_MAX or held > INFLIGHT_BYTES_MAX):
             gone = self.pending.pop(0)
+            held -= len(gone[2])
             self.dropped += 1
-            print("mqtt: gave up an unacknowledged message to {} ({} were waiting)".format(gone[1], INFLIGHT_MAX))
+            print("mqtt: gave up an unacknowledged message to {} (at most {} messages or {} bytes wait for "
+                  "the broker)".format(gone[1], INFLIGHT_MAX, INFLIGHT_BYTES_MAX))
         entry = [self._next_pid(), topic, payload, retain, False]
         self.pending.append(entry)
         await self._send_pending(entry)
