@@ -5,7 +5,7 @@ import subprocess
 import threading
 import time
 
-from tests.runtimes import CPYTHON, MICROPYTHON_ROMFS, ROOT, micropython_firmware, romfs_firmware
+from tests.runtimes import CPYTHON, ROOT, is_romfs, micropython_firmware, romfs_firmware
 
 PROMPT = "mimi> "
 
@@ -13,7 +13,7 @@ PROMPT = "mimi> "
 class Device:
     def __init__(self, runtime_cmd, flash, *args, env=None):
         extra = [] if list(runtime_cmd) == CPYTHON else micropython_firmware()
-        if runtime_cmd is MICROPYTHON_ROMFS:  # the ROMFS form: the image mounted at /rom (tests/runtimes.py)
+        if is_romfs(runtime_cmd):  # the ROMFS form: the image mounted at /rom (tests/runtimes.py)
             extra = romfs_firmware(flash)
         self.cmd = list(runtime_cmd) + ["host_sim/run.py", "--flash", str(flash)] + extra + list(args)
         full_env = dict(os.environ)

@@ -9,12 +9,15 @@ import sys
 import pytest
 
 from tests.e2e.test_ota import _after_reset, _booted, _publish_image, site  # noqa: F401  (site: a fixture)
-from tests.runtimes import MICROPYTHON_ROMFS, ROOT
+from tests.runtimes import ROMFS_TELEGRAM_MP_HEAP, ROOT, romfs_runtime
+
+# An update holds the running image and the new one's download (and TLS) at once: the roomier heap.
+RUNTIME = romfs_runtime(ROMFS_TELEGRAM_MP_HEAP)
 
 
 @pytest.fixture
 def runtime():
-    return MICROPYTHON_ROMFS
+    return RUNTIME
 
 
 @pytest.fixture(scope="module")

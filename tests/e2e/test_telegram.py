@@ -7,7 +7,7 @@ import pytest
 from host_sim.fake_anthropic import text
 from host_sim.fake_telegram import FakeTelegram
 from tests.e2e.conftest import API_KEY, TG_TOKEN
-from tests.runtimes import RUNTIMES_WITH_ROMFS
+from tests.runtimes import RUNTIMES_WITH_ROMFS_TELEGRAM as RUNTIMES_WITH_ROMFS
 
 TOKEN = TG_TOKEN
 OWNER = 42
