@@ -84,6 +84,8 @@ def test_requests_are_json_or_plain_text():
     assert "wildcard" in str(raises(ValueError, messages.parse_request, b'{"text": "a", "reply_to": "x/#"}'))
     raises(ValueError, messages.parse_request, b'{"text": "a", "from": "Not An Id"}')
     raises(ValueError, messages.parse_request, b"\xff\xfe")
+    raises(ValueError, messages.parse_request, b"pizza \xed\xa0\xbc\xed\xbd\x95")  # halves, not UTF-8
+    assert messages.parse_request(b'{"text": "pizza \\ud83c\\udf55"}')["text"] == "pizza \U0001f355"
     raises(ValueError, messages.parse_request, ("x" * (messages.TEXT_MAX + 1)).encode())
 
 

@@ -2,7 +2,7 @@
 # retained state and availability, Home Assistant discovery, messages to other boards, watched topics.
 import asyncio
 
-from mimi import mqtt, platform
+from mimi import mqtt, platform, utf8
 from mimi.bus.message import Message
 from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
@@ -188,7 +188,7 @@ class MQTT:
             await self._board_answer(payload)
         for topic_filter in self.watched:
             if payload is not None and packets.matches(topic_filter, topic):
-                text = bytes(payload[:messages.STATE_TEXT_MAX]).decode("utf-8", "replace")
+                text = utf8.valid_text(bytes(payload[: utf8.boundary(payload[:messages.STATE_TEXT_MAX])]))
                 self.watched[topic_filter] = (topic, text, platform.ticks_ms())
         return later
 

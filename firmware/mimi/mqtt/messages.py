@@ -1,7 +1,7 @@
 # What travels on the board's topics: a request on `in` (JSON or plain text), replies, the state, board ids.
 import json
 
-from mimi import jsontext
+from mimi import jsontext, utf8
 from mimi.mqtt import packets
 from mimi.platform import const
 
@@ -27,8 +27,8 @@ def parse_request(payload):
     "reply_to", "id", "from"), or plain UTF-8 text (what Home Assistant's text and notify entities send).
     ValueError says what is wrong."""
     try:
-        raw = bytes(payload).decode()
-    except UnicodeError:
+        raw = utf8.strict(bytes(payload))  # MicroPython's decode would let surrogate halves by
+    except ValueError:
         raise ValueError("the message is not UTF-8 text")
     if raw.lstrip().startswith("{"):
         data = jsontext.loads(raw)

@@ -1,6 +1,7 @@
 # MQTT 3.1.1 packets: build the ones a client sends, read the ones a broker sends (bounded).
 import struct
 
+from mimi import utf8
 from mimi.platform import const
 
 CONNECT = const(0x10)
@@ -145,7 +146,7 @@ async def read(reader, limit=PACKET_MAX):
             packet.codes = body
         return packet
     topic_len = struct.unpack("!H", await reader.readexactly(2))[0]
-    packet.topic = (await reader.readexactly(topic_len)).decode()
+    packet.topic = utf8.valid_text(await reader.readexactly(topic_len))
     rest = length - 2 - topic_len
     if packet.qos:
         packet.pid = struct.unpack("!H", await reader.readexactly(2))[0]
