@@ -29,6 +29,13 @@ class Context:
     def __init__(self, flash, memory):
         self.flash = flash
         self.memory = memory
+        # The sections as last built, kept while no file they come from can have changed (files.changes()
+        # and the dates are the same): no 13 KB of strings rebuilt, and no 4 KB holes sought, every turn.
+        self._built = None
+        from mimi.storage import files
+
+        files.quiet(flash.sessions_dir)  # written every turn, never part of the prompt
+        files.quiet(files.join(flash.root, "audit"))
 
     def _section(self, title, text):
         text = (text or "").strip()
@@ -40,6 +47,10 @@ class Context:
 
         now = platform.unix_time() if now is None else now
         dates = [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
+        key = (files.changes(), dates[0])
+        if self._built is not None and self._built[0] == key:
+            return self._built[1]
+        self._built = None  # the old strings go before the new ones are read
         parts = [
             _PREAMBLE + self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
             self._section("USER", files.read_text(self.flash.user_path, USER_MAX)),
@@ -50,7 +61,9 @@ class Context:
         listed = skills.summary(self.flash)
         if listed:
             parts.append(self._section("Skills", _SKILLS_INTRO + listed))
-        return [part for part in parts if part]
+        parts = [part for part in parts if part]
+        self._built = (key, parts)
+        return parts
 
     def system_text(self, now=None):
         """The system prompt as one string (for inspection; requests send the blocks)."""

@@ -63,8 +63,34 @@ def makedirs(path):
                 raise
 
 
+# Writes that may change what the system prompt is made of: every write, remove and append through
+# this module but those under a quiet folder (sessions and the audit log, written at every turn).
+# agent/context.py keeps the prompt it built while changes() stays the same.
+_changes = [0]
+_quiet = []
+
+
+def quiet(folder):
+    """Writes under folder never change the system prompt (they do not count in changes())."""
+    folder = folder.rstrip("/") + "/"
+    if folder not in _quiet:
+        _quiet.append(folder)
+
+
+def changes():
+    return _changes[0]
+
+
+def _changed(path):
+    for folder in _quiet:
+        if path.startswith(folder):
+            return
+    _changes[0] += 1
+
+
 def remove(path):
     """Remove a file; a missing one is not an error."""
+    _changed(path)
     try:
         os.remove(path)
     except OSError:
@@ -133,6 +159,7 @@ def write_atomic(path, data):
     the old or the new file complete. Any error removes the temporary file and is raised.
     """
     tmp = path + TMP_SUFFIX
+    _changed(path)
     try:
         f = open(tmp, "wb")  # truncates a stale .tmp left by a power cut
     except OSError:
@@ -178,6 +205,7 @@ def remove_stale_tmp(path):
 
 def append_line(path, line):
     """Append line + newline in a single write, then flush."""
+    _changed(path)
     with open(path, "ab") as f:
         f.write(_as_bytes(line + "\n"))
         f.flush()
