@@ -35,10 +35,16 @@ def test_claude_refusals_and_server_errors_read_as_plain_sentences(device, fake)
 def test_garbage_lines_are_skipped_and_an_over_long_line_is_refused_without_harm(device, fake):
     fake.script(garbage("Clean answer despite the noise."))
     assert "mimi: Clean answer despite the noise." in device.command("chat noisy")
+    device.command("set_search off")  # no server tools: event lines are held to 16 KB
     fake.script(*[long_line(20000)] * 4, text("Back to normal."))  # retried before any text, then given up
     out = device.command("chat huge", timeout=40)
     assert "Claude's reply could not be read: line from 127.0.0.1 longer than 16384 bytes (tried 4 times)" in out
     assert "Back to normal." in device.command("chat again")
+    device.command("set_search server")  # a search result block arrives as one line: 64 KB, never more
+    fake.script(*[long_line(70000)] * 4, text("Normal again."))
+    out = device.command("chat huger", timeout=40)
+    assert "Claude's reply could not be read: line from 127.0.0.1 longer than 65536 bytes (tried 4 times)" in out
+    assert "Normal again." in device.command("chat again")
 
 
 def test_telegram_server_errors_resets_and_malformed_polls_are_survived(boot, tg, fake):

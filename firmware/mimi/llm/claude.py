@@ -187,5 +187,8 @@ class Claude:
             raise ClaudeError("cut", _CUT_MESSAGE.format(exc), True)
         except ValueError as exc:  # an SSE event over its cap, or bad bytes
             raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc))
+        except MemoryError:  # one event (a web search result block) larger than the free heap
+            raise ClaudeError("memory", "Claude's reply could not be read: one of its events does not fit "
+                              "in this board's memory (web search results are the usual cause: set_search off)")
         finally:
             await response.aclose()

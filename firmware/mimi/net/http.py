@@ -180,19 +180,32 @@ class Response:
         return data
 
     async def readline(self, limit=LINE_MAX):
-        """The next body line as str (no line end), None at the end of the body."""
-        while True:
-            i = self._line.find(b"\n")
-            if i >= 0:
-                line, self._line = self._line[:i], self._line[i + 1 :]
-                return utf8.valid_text(line[:-1] if line.endswith(b"\r") else line)
-            if len(self._line) > limit:
-                raise LineTooLong("line from {} longer than {} bytes".format(self._host, limit))
-            data = await self._body_bytes(_READ_CHUNK)
-            if not data:
-                line, self._line = self._line, b""
-                return utf8.valid_text(line) if line else None
-            self._line += data
+        """The next body line as str (no line end), None at the end of the body.
+
+        A long line is gathered as a list of pieces and joined once: growing one bytes object
+        would copy it again for every piece and leave the heap in holes."""
+        i = self._line.find(b"\n")
+        if i < 0:
+            pieces = [self._line] if self._line else []
+            size, self._line = len(self._line), b""
+            while True:
+                if size > limit:
+                    raise LineTooLong("line from {} longer than {} bytes".format(self._host, limit))
+                data = await self._body_bytes(_READ_CHUNK)
+                if not data:
+                    return utf8.valid_text(b"".join(pieces)) if pieces else None
+                i = data.find(b"\n")
+                if i >= 0:
+                    pieces.append(data[:i])
+                    self._line = data[i + 1 :]
+                    break
+                pieces.append(data)
+                size += len(data)
+            line = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            del pieces
+        else:
+            line, self._line = self._line[:i], self._line[i + 1 :]
+        return utf8.valid_text(line[:-1] if line.endswith(b"\r") else line)
 
     async def read(self, limit):
         """The whole body (at most `limit` bytes, else HTTPError)."""
