@@ -218,15 +218,16 @@ class MessageAssembler:
         elif kind == "tool_use" or kind == "server_tool_use":
             what = "{} block {}".format(kind, index)
             start_input = block.get("input")
+            name = _get(block, "name", str, what)
             opened = _ToolBlock(
                 _get(block, "id", str, what),
-                _get(block, "name", str, what),
+                name,
                 start_input if isinstance(start_input, dict) else {},
                 kind,
             )
             if kind == "server_tool_use":
                 self._count_server(index)
-                self.started_tool = opened.name
+                self.started_tool = name
         elif kind in SERVER_RESULTS:  # arrives whole in content_block_start: kept as is, sent back as is
             self._count_server(index)
             _get(block, "tool_use_id", str, "{} block {}".format(kind, index))
