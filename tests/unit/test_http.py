@@ -72,35 +72,33 @@ def test_content_length_body_and_request_head():
     assert "Content-Length: 7\r\n" in head and "x-k: v\r\n" in head
 
 
+async def _all_lines(url):
+    r = await http.request("GET", url)
+    lines = []
+    while True:
+        line = await r.readline()
+        if line is None:
+            return lines
+        lines.append(line)
+
+
 def test_chunked_body_lines_split_across_chunks():
     body = [b"4\r\nab\nc\r\n", b"6\r\nd\r\nef\n\r\n", b"3\r\nghi\r\n0\r\n\r\n"]
-
-    async def fn(url):
-        r = await http.request("GET", url)
-        lines = []
-        while True:
-            line = await r.readline()
-            if line is None:
-                return lines
-            lines.append(line)
-
     reply = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"] + body
-    assert _exchange(reply, fn, delay=0.01) == ["ab", "cd", "ef", "ghi"]
+    assert _exchange(reply, _all_lines, delay=0.01) == ["ab", "cd", "ef", "ghi"]
 
 
 def test_lines_that_are_not_utf8_are_replaced_not_forwarded():
-    async def fn(url):
-        r = await http.request("GET", url)
-        lines = []
-        while True:
-            line = await r.readline()
-            if line is None:
-                return lines
-            lines.append(line)
-
     body = "caf\u00e9 \U0001f355\n".encode() + b"bad \xff\xed\xa0\x80 end\n" + b"tail \xc3"
     reply = [b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body]
-    assert _exchange(reply, fn) == ["caf\u00e9 \U0001f355", "bad \ufffd\ufffd\ufffd\ufffd end", "tail \ufffd"]
+    assert _exchange(reply, _all_lines) == ["caf\u00e9 \U0001f355", "bad \ufffd\ufffd\ufffd\ufffd end", "tail \ufffd"]
+
+
+def test_a_long_line_across_many_reads_comes_whole():
+    line = b"y" * 5000
+    reply = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+             b"1388\r\n" + line + b"\r\n", b"3\r\n\r\nz\r\n0\r\n\r\n"]
+    assert _exchange(reply, _all_lines, delay=0.01) == ["y" * 5000, "z"]
 
 
 def test_line_over_cap_is_an_error_not_a_memory_blowup():
