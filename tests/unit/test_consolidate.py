@@ -2,7 +2,7 @@
 from support import read, remove_tree, run, tempdir
 
 from mimi import platform
-from mimi.agent import consolidate
+from mimi.agent import consolidate, summary_call
 from mimi.bus.message import Message
 from mimi.config import Config
 from mimi.storage import files
@@ -31,8 +31,10 @@ class FakeClaude:
         self.calls = []
         self.fail = False
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None):
-        self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model})
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+                     max_tokens=None):
+        self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model,
+                           "max_tokens": max_tokens})
         if self.fail:
             from mimi.llm.errors import ClaudeError
 
@@ -230,11 +232,11 @@ def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
 
 
 def test_parse_reply_is_lenient_and_bounded():
-    assert consolidate.parse_reply("SUMMARY: a b\nFACT: x\nFACT: y") == ("a b", ["x", "y"])
-    assert consolidate.parse_reply("Just prose.\nMore.") == ("Just prose. More.", [])
-    summary, facts = consolidate.parse_reply("SUMMARY: " + "w " * 1000 + "\n" + "FACT: f\n" * 9)
-    assert len(summary) <= consolidate.SUMMARY_MAX and len(facts) == consolidate.FACTS_MAX
-    assert consolidate.parse_reply("") == ("", [])
+    assert summary_call.parse_reply("SUMMARY: a b\nFACT: x\nFACT: y") == ("a b", ["x", "y"])
+    assert summary_call.parse_reply("Just prose.\nMore.") == ("Just prose. More.", [])
+    summary, facts = summary_call.parse_reply("SUMMARY: " + "w " * 1000 + "\n" + "FACT: f\n" * 9)
+    assert len(summary) <= summary_call.SUMMARY_MAX and len(facts) == summary_call.FACTS_MAX
+    assert summary_call.parse_reply("") == ("", [])
 
 
 def test_by_hand_names_a_chat_and_says_what_happened():

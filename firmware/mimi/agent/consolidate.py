@@ -8,36 +8,19 @@ import hashlib
 import json
 
 from mimi import jsontext, platform
+from mimi.agent import summary_call
 from mimi.platform import const
 from mimi.storage import files, space
-from mimi.storage.sessions import HISTORY_LIMIT, LINE_MAX, SUFFIX, parse_message
+from mimi.storage.sessions import HISTORY_LIMIT, LINE_MAX, SUFFIX, decode_id, parse_message
 
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
-SUMMARY_MAX = const(600)  # characters of one summary in the daily note
-FACTS_MAX = const(3)  # proposed MEMORY.md lines per summary
-FACT_MAX = const(200)  # characters of one
-MESSAGE_CHARS = const(1200)  # characters of one message shown to the summariser
-TRANSCRIPT_MAX = const(12 * 1024)  # characters of the whole transcript sent
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
 JOURNAL_SUFFIX = ".summary"
 JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 _SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
-
-_SYSTEM = (
-    "You condense the older part of a chat between a personal assistant (Mimi) and a user, so it can be "
-    "dropped from the chat. Reply with exactly one line 'SUMMARY: ' followed by two to four plain sentences "
-    "that keep what matters later: decisions, plans, open questions, promises, names and numbers. Write it "
-    "in the language of the chat, in the third person ('the user asked ...')."
-)
-_FACTS = (
-    " Then, only for lasting facts the user stated about themselves or their wishes (not passing "
-    "remarks, never passwords, keys or tokens), up to {} lines 'FACT: ' with one short fact each. "
-    "No FACT line when there is none."
-)
-
 
 def _sha(data):
     return binascii.hexlify(hashlib.sha256(data).digest()[:8]).decode()
@@ -142,18 +125,19 @@ class Consolidator:
         if refusal:
             return "not now ({})".format(refusal.split(".")[0])
         facts_ok = self._facts_allowed(role)
-        system = _SYSTEM + (_FACTS.format(FACTS_MAX) if facts_ok else "")
-        prompt = {"role": "user", "content": _transcript(messages)}
+        system = summary_call.system(facts_ok)
+        prompt = {"role": "user", "content": summary_call.transcript(messages)}
         del messages
         model = self.app.config.get("llm_config", "watch_model") or None  # the cheaper model, when set
         from mimi.llm.errors import ClaudeError
 
         try:
-            result = await agent.claude.stream(system, [prompt], None, None, None, model)
+            result = await agent.claude.stream(system, [prompt], None, None, None, model,
+                                               max_tokens=SUMMARY_TOKENS)
         except ClaudeError as exc:
             return "the summary call failed ({}); the turns stay".format(exc.message)
         agent._spent(message, result)
-        summary, facts = parse_reply(result.text)
+        summary, facts = summary_call.parse_reply(result.text)
         if not summary:
             return "Claude sent no summary; the turns stay"
         journal = {"v": 1, "date": date, "at": platform.utc_stamp()[11:16], "n": n, "last": last,
@@ -266,44 +250,6 @@ def _line_ends(path):
         return 0
 
 
-def _transcript(messages):
-    out = ["The older part of the chat, oldest first:\n"]
-    size = 0
-    for message in messages:
-        text = message["content"].strip()
-        if len(text) > MESSAGE_CHARS:
-            text = text[:MESSAGE_CHARS] + " [...]"
-        piece = "\n{}: {}\n".format("User" if message["role"] == "user" else "Mimi", text)
-        size += len(piece)
-        if size > TRANSCRIPT_MAX:
-            out.append("\n[... the rest is left out]\n")
-            break
-        out.append(piece)
-    return "".join(out)
-
-
-def parse_reply(text):
-    """(summary, [facts]) from the summariser's reply; summary "" when it sent nothing usable."""
-    summary, facts = [], []
-    for raw in (text or "").split("\n"):
-        line = raw.strip()
-        upper = line[:8].upper()
-        if upper.startswith("FACT:"):
-            fact = " ".join(line[5:].split())
-            if fact and len(facts) < FACTS_MAX:
-                facts.append(fact[:FACT_MAX])
-        elif upper.startswith("SUMMARY:"):
-            summary.append(line[8:].strip())
-        elif line and summary and not facts:
-            summary.append(line)  # a summary running over several lines
-    if not summary:  # no format kept: the whole reply is the summary
-        summary = [line for line in (text or "").split("\n") if line.strip() and "FACT:" not in line.upper()]
-    flat = " ".join(" ".join(summary).split())
-    if len(flat) > SUMMARY_MAX:
-        flat = flat[: SUMMARY_MAX - 3] + "..."
-    return flat, facts
-
-
 async def after_turn(app, agent, message, session):
     """The agent's hook after a saved turn: consolidate the session when it has reached its cap."""
     if not session or session[0] == "system":
@@ -329,18 +275,6 @@ def of(app):
     return consolidator
 
 
-def _decode_id(text):
-    out, i = bytearray(), 0
-    while i < len(text):
-        if text[i] == "%" and i + 3 <= len(text):
-            out.append(int(text[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            out.append(ord(text[i]))
-            i += 1
-    return files.decode(bytes(out))
-
-
 def _role_of_chat(app, channel, chat_id):
     from mimi.safety import roles
 
@@ -363,7 +297,7 @@ async def by_hand(app, name):
     if not chosen:
         return "no conversation named '{}' (session_list shows them)".format(name)
     channel, _, encoded = chosen[0].partition("_")
-    chat_id = _decode_id(encoded)
+    chat_id = decode_id(encoded)
     role = _role_of_chat(app, channel, chat_id)
     message = Message("cli", "console", "", {"role": role})  # the console's call: the hourly cap applies
     try:

@@ -99,12 +99,12 @@ class Claude:
         self.last_usage = None
 
     async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
-                     on_tool=None):
+                     on_tool=None, max_tokens=None):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 
         `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use;
-        `model` overrides the configured model for this call; `on_tool(name)` is awaited when one of
-        Claude's server tools (web search) starts.
+        `model` and `max_tokens` override the configured ones for this call; `on_tool(name)` is awaited
+        when one of Claude's server tools (web search) starts.
         Raises ClaudeError with a message for the user."""
         cfg = self.config
         api_key = cfg.get("llm_config", "api_key")
@@ -127,7 +127,8 @@ class Claude:
                 headers["anthropic-beta"] = beta
             if server_tools.has_server_tools(tools):
                 line_max = SERVER_LINE_MAX
-        body = JsonBody(system, messages, tools, model, cfg.get("llm_config", "max_tokens"), tool_choice)
+        max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
+        body = JsonBody(system, messages, tools, model, max_tokens, tool_choice)
         delay = BACKOFF_FIRST_MS
         attempt = 1
         while True:

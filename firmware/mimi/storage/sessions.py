@@ -1,8 +1,7 @@
 # Chat histories as JSONL files, one per channel and chat, read from the tail and kept bounded.
 import json
 
-from mimi import jsontext
-from mimi import platform
+from mimi import jsontext, platform
 from mimi.platform import const
 from mimi.storage import files, space
 
@@ -29,6 +28,19 @@ def encode_id(chat_id):
     for b in str(chat_id).encode():
         out.append(chr(b) if _safe_byte(b) else "%{:02X}".format(b))
     return "".join(out)
+
+
+def decode_id(text):
+    """encode_id's inverse: the chat id a session file name holds."""
+    out, i = bytearray(), 0
+    while i < len(text):
+        if text[i] == "%" and i + 3 <= len(text):
+            out.append(int(text[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(ord(text[i]))
+            i += 1
+    return files.decode(bytes(out))
 
 
 def check_channel(channel):
