@@ -5,11 +5,24 @@
 import sys
 
 ROM = "/rom"
-BLOCK = 4096  # the image is read into whole flash blocks: an update of a few bytes more reuses the buffer
+BLOCK = 4096  # the image is read into whole flash blocks
 
-# The RAM that stands in for mapped flash, kept across resets: code of the previous boot may still be
-# referenced (and so keep its buffer alive), so a new image is read into the same one when it fits.
-_buffer = [None]
+# The RAM that stands in for mapped flash. A reset here keeps the process, and with it the qstrs the
+# last image's modules interned, which point into that buffer (MicroPython keeps names found in ROM in
+# place): a buffer once mounted is never changed or freed. A plain reset mounts the same one again;
+# an image written by an update gets a new one (the chip's reset clears all of this).
+_buffers = []
+# MIMI_SIM_ROMFS_UPDATE_ROOM=1 holds a hole for one update's image from the first boot on (later the
+# heap is too fragmented for 300 KB in one piece); it is given up when an update is mounted.
+UPDATE_SLACK = 65536
+_room = [None]
+
+
+def _env(name):
+    import os
+
+    getenv = getattr(os, "getenv", None)
+    return getenv(name) if getenv else None
 
 
 def partition_size(csv_path, name="romfs"):
@@ -52,7 +65,7 @@ def boot(stored, mountable):
             vfs.umount(ROM)
         except OSError:
             pass
-    romfs_boot.install(stored)
+    written = romfs_boot.install(stored)
     if not mountable:
         return False
     seg = romfs_boot.segment()
@@ -60,16 +73,20 @@ def boot(stored, mountable):
     if not length:
         print("romfs: no image in the romfs partition; nothing mounted at /rom")
         return False
-    if _buffer[0] is None or len(_buffer[0]) < length:
-        _buffer[0] = None
-        import gc
+    if written is not None or not _buffers:  # a new image (or a failed update's restore), or the first boot
+        if _room[0] is not None:
+            _room[0] = None
+            import gc
 
-        gc.collect()
-        _buffer[0] = bytearray((length + BLOCK - 1) // BLOCK * BLOCK)
-    seg.read_into(_buffer[0])  # on the chip: flash mapped into the address space
+            gc.collect()
+        buf = bytearray((length + BLOCK - 1) // BLOCK * BLOCK)
+        seg.read_into(buf)  # on the chip: flash mapped into the address space
+        _buffers.append(buf)
+        if len(_buffers) == 1 and _env("MIMI_SIM_ROMFS_UPDATE_ROOM"):
+            _room[0] = bytearray(len(buf) + UPDATE_SLACK)
     import vfs
 
-    vfs.mount(vfs.VfsRom(_buffer[0]), ROM)
+    vfs.mount(vfs.VfsRom(_buffers[-1]), ROM)
 
     for entry in (ROM + "/lib",):
         if entry not in sys.path:
