@@ -346,7 +346,8 @@ def _table(parts):
                 "fat": 0x81}
     out = b""
     for p in parts:
-        out += flash.TABLE_ENTRY.pack(flash.TABLE_MAGIC, kinds[p.type], subtypes[p.subtype],
+        subtype = subtypes[p.subtype] if p.subtype in subtypes else int(p.subtype, 0)  # romfs: 0x8f
+        out += flash.TABLE_ENTRY.pack(flash.TABLE_MAGIC, kinds[p.type], subtype,
                                       p.offset, p.size, p.name.encode(), 0)
     return out + b"\xff" * 32
 

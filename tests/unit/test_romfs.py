@@ -11,7 +11,7 @@ from ota_fakes import FakeResponse, sha256_hex
 from support import raises, read, remove_tree, run, tempdir, write
 
 URL = "https://updates.example/romfs.img"
-PART = 64 * 1024  # a small romfs partition: 16 blocks
+PART = 32 * 1024  # a small romfs partition: 8 blocks
 
 
 def _image(tag, size):
@@ -73,7 +73,7 @@ def test_rom_ioctl_answers_as_the_esp32_port():
 
 
 def test_a_good_image_is_staged_then_written_and_verified_at_boot():
-    old, new = _image(b"old!", 9000), _image(b"NEW.", 20000)
+    old, new = _image(b"old!", 5000), _image(b"NEW.", 12000)
     root = _board(old)
     try:
         assert _stage(root, new) == len(new)
@@ -93,7 +93,7 @@ def test_a_good_image_is_staged_then_written_and_verified_at_boot():
 
 
 def test_a_bad_hash_or_a_cut_download_leaves_the_running_image():
-    old, new = _image(b"old!", 9000), _image(b"NEW.", 20000)
+    old, new = _image(b"old!", 5000), _image(b"NEW.", 12000)
     root = _board(old)
     try:
         err = raises(UpdateError, _stage, root, new, "ab" * 32)
@@ -111,7 +111,7 @@ def test_a_bad_hash_or_a_cut_download_leaves_the_running_image():
 
 
 def test_power_loss_mid_write_is_finished_at_the_next_boot():
-    old, new = _image(b"old!", 9000), _image(b"NEW.", 20000)
+    old, new = _image(b"old!", 5000), _image(b"NEW.", 12000)
     root = _board(old)
     try:
         _stage(root, new)
@@ -127,7 +127,7 @@ def test_power_loss_mid_write_is_finished_at_the_next_boot():
 
 
 def test_a_failed_write_puts_the_previous_image_back():
-    old = _image(b"old!", 9000)
+    old = _image(b"old!", 5000)
     root = _board(old)
     try:
         big = _image(b"too big", PART + 100)  # slipped past staging (an older firmware staged it)
