@@ -119,7 +119,7 @@ def test_appended_history_is_always_the_newest_tail(sent, max_bytes):
                 for line in f.read().split(b"\n")[:-1]:
                     json.loads(line)  # the file stays valid JSONL through every trim
         got = store.history("ws", "c", limit=1000)
-        lines = [_line_for(r, c, 1, store.line_cap) for r, c in sent]
+        lines = ["".join(_line_for(r, c, 1, store.line_cap)) for r, c in sent]
         written = [json.loads(line) for line in lines]
         for obj, (_, content) in zip(written, sent):  # a long message is cut, never mangled
             kept = obj["content"]

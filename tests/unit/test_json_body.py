@@ -25,3 +25,13 @@ def test_each_walk_gives_the_same_bytes_as_the_list_form():
 def test_no_piece_is_large():
     system, messages, tools = _request()
     assert max(len(p) for p in JsonBody(system, messages, tools, "claude-x", 4096).pieces()) <= 6 * 1024 + 2
+
+
+def test_a_session_line_in_pieces_is_the_line_json_gives():
+    from mimi.storage.sessions import _line_for
+
+    for content in ("", "hi", "caf\u00e9 \"q\" \n\u2603 \U0001F600 " * 300):
+        pieces = _line_for("assistant", content, 1767225600, 64 * 1024)
+        assert "".join(pieces) == '{{"role":{},"content":{},"ts":{}}}'.format(
+            json.dumps("assistant"), json.dumps(content), 1767225600)
+        assert max(len(p) for p in pieces) <= 6 * 1024 + 16

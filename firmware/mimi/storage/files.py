@@ -204,10 +204,16 @@ def remove_stale_tmp(path):
 
 
 def append_line(path, line):
-    """Append line + newline in a single write, then flush."""
+    """Append line + newline in a single write, then flush. `line` may be a list of str pieces: written one
+    after the other (a power cut between them tears the line, as one cut write would; readers skip it)."""
     _changed(path)
     with open(path, "ab") as f:
-        f.write(_as_bytes(line + "\n"))
+        if isinstance(line, str):
+            f.write(_as_bytes(line + "\n"))
+        else:
+            for piece in line:
+                f.write(_as_bytes(piece))
+            f.write(b"\n")
         f.flush()
 
 

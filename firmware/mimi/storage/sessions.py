@@ -82,15 +82,24 @@ def parse_message(line):
     return {"role": role, "content": content}
 
 
+_ESCAPE_SLICE = const(1024)  # characters of a long message escaped at a time
+
+
 def _line_for(role, content, ts, cap):
-    """The JSONL line for one message, its content cut until the line fits in cap bytes."""
+    """The JSONL line for one message as str pieces (a long reply is never escaped, encoded or written in one
+    piece the size of the whole: a small heap has no such hole), its content cut until it fits in cap bytes.
+    Joined, the pieces are '{"role":...,"content":...,"ts":...}' exactly as one json.dumps per field gives."""
     text = content
     keep = len(content)
     while True:
-        line = '{{"role":{},"content":{},"ts":{}}}'.format(
-            json.dumps(role), json.dumps(text), int(ts)
-        )
-        if len(line.encode()) <= cap or not text:
+        line = ['{"role":' + json.dumps(role) + ',"content":"']
+        for i in range(0, len(text), _ESCAPE_SLICE):
+            line.append(json.dumps(text[i : i + _ESCAPE_SLICE])[1:-1])
+        line.append('","ts":{}}}'.format(int(ts)))
+        size = 0
+        for piece in line:
+            size += len(piece.encode())
+        if size <= cap or not text:
             return line
         keep = keep * 3 // 4  # shrink the original, so the mark never makes it grow
         text = content[:keep] + _CUT_MARK if keep else ""
@@ -160,7 +169,7 @@ class Sessions:
         if files.size(path) < 0:
             files.makedirs(self.dir)  # first message of this chat: make sure the folder is there
         elif not files.ends_with_newline(path):
-            line = "\n" + line  # never glue a message to a line torn by a power cut
+            line.insert(0, "\n")  # never glue a message to a line torn by a power cut
         what = "the conversation " + self.file_name(channel, chat_id)[: -len(SUFFIX)]
         space.guarded(lambda: files.append_line(path, line), what, (path,))
         total = files.size(path)
