@@ -78,6 +78,7 @@ def test_a_failed_install_ends_with_the_same_one_line(tmp_path):
 
 
 def test_make_test_checks_the_machine_before_anything_else():
-    planned = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=60).stdout.splitlines()
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    planned = subprocess.run(["make", "--no-print-directory", "-n", "test"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60).stdout.splitlines()
     assert "tools/system_deps.py" in planned[0]
