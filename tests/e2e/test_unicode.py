@@ -118,3 +118,16 @@ def test_console_chat_memory_and_a_tools_json_answer(device, fake, flash, web):
     assert fact in device.command("memory_read")
     assert [m["content"] for m in _session(flash, "cli_console")] == [
         "remember: I love \U0001f355 and \U0001f1f5\U0001f1f9", REPLY]
+
+
+def test_a_group_mention_after_emoji_is_found_and_stripped(bot, tg, fake):
+    group = -1001234567890
+    fake.script(text("Ciao \U0001f44b"))
+    # Telegram counts the mention's entity offset in UTF-16 units (each emoji here is two): the
+    # firmware finds the name in the text instead, so the emoji before it cannot shift it.
+    said = "\U0001f355\U0001f1ee\U0001f1f9 @{} dove mangiamo? \U0001f914".format(tg.bot_username)
+    tg.user_message(OWNER, said, chat_id=group)
+    assert tg.wait_for(lambda: tg.sent(group), 30), bot.output[-2000:]
+    assert [m["shown"] for m in tg.sent(group)] == ["Ciao \U0001f44b"]
+    (request,) = _accepted(fake, 1)
+    assert _user_text(request).endswith("\U0001f355\U0001f1ee\U0001f1f9 dove mangiamo? \U0001f914")
