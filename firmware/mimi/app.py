@@ -67,13 +67,13 @@ class App:
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
-        self.services = []
+        self.services, self.services_started = [], False
         self.health, self.updates = Health(self), Updates(self)  # watchdog and safe mode; ota commands
         self.gateway = Gateway(self)
         self.telegram = Telegram(self)
         self.onboarding = Onboarding(self)  # the setup access point when no WiFi is saved
         self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
-        watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps
+        watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # app.mqtt: the mqtt_* commands; the channel only once a broker is set
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
@@ -97,6 +97,7 @@ class App:
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only
             self.tasks.append(asyncio.create_task(service.run()))
+        self.services_started = True  # a service made later (the first watcher) starts at once
         await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
         print("ready: network up, agent listening")
 

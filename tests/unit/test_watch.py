@@ -9,6 +9,7 @@ from mimi import platform
 from mimi.bus.message import Message
 from mimi.tools import registry
 from mimi.tools.registry import Registry
+from mimi.watch import watchers as watch_service
 from mimi.watch import setup as watch_setup
 from mimi.watch import sources
 from mimi.watch.service import FAILS_BEFORE_NOTICE, WATCH_OK, is_watch_ok
@@ -42,6 +43,7 @@ def _app(sensors=None):
     watch_setup(app)
     app.registry.load_builtins(["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])
     app.config.set("tool_config", "gpio_allow", "4,5")
+    watch_service(app)  # the service these tests drive (made at the first watcher otherwise)
     return app
 
 
@@ -302,6 +304,41 @@ def test_watch_tools_report_to_the_asking_chat_and_a_watcher_cannot_add_watchers
         assert nested == ("a watcher cannot start other watchers", True)
         assert run(app.registry.execute("watch_remove", {"name": "g"})) == ("removed watcher g", False)
         assert run(app.registry.execute("watch_list", {})) == ("no watchers", False)
+    finally:
+        _done(app)
+
+
+class _Health:
+    def startable(self, services):
+        return services
+
+
+def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved():
+    app = stub_app("wlazy", _Channel)
+    try:
+        app.started_ms, app.owner, app.registry = platform.ticks_ms(), _Owner(), Registry(app)
+        system = app.channels["system"] = app.system
+        watch_setup(app)
+        app.registry.load_builtins(["mimi.tools.watch_tools"])
+        assert app.watchers is None and app.channels["system"] is system and not app.services
+        assert not app.registry.guards and not app.registry.approvers
+        app.services_started, app.health, app.tasks = True, _Health(), []
+        registry.current.update({"channel": "telegram", "chat_id": "42", "meta": {"role": "owner"}})
+
+        async def add():
+            added = await app.registry.execute("watch_add", {"name": "t", "source": "temperature",
+                                                             "interval_s": 60, "instruction": "x"})
+            for task in app.tasks:
+                task.cancel()
+            return added
+
+        assert not run(add())[1]
+        assert app.watchers.store.get("t") and app.channels["system"] is app.watchers and len(app.tasks) == 1
+        assert app.registry.guards == [app.watchers.limits] and app.services == [app.watchers]
+        app.watchers, app.services, app.services_started = None, [], False  # a restart on the same flash
+        app.channels["system"] = system
+        watch_setup(app)
+        assert app.watchers.store.get("t") and app.services == [app.watchers]
     finally:
         _done(app)
 

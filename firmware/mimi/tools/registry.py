@@ -25,6 +25,18 @@ BUILTINS = (
     "mimi.tools.watch_tools",
     "mimi.tools.media_tools",
 )
+# Built-ins whose definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and whose
+# code is imported at their first call: a board that never uses them never spends the heap (BENCHMARKS.md).
+# The others add console commands or hooks at boot (gpio, memory_tools) or are already small (web).
+LAZY = (
+    "mimi.tools.clock",
+    "mimi.tools.files",
+    "mimi.tools.system",
+    "mimi.tools.cron_tools",
+    "mimi.tools.send_message",
+    "mimi.tools.watch_tools",
+    "mimi.tools.media_tools",
+)
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
 current = {}
@@ -88,10 +100,23 @@ def check_input(schema, data):
     return None
 
 
+class LazyTool:
+    """A built-in tool's definition (name, description, schema, tier, acting) held as data; run() imports
+    and sets up the module with the code at the first call, then hands every call to the real tool."""
+
+    def __init__(self, registry, name, module, tier, acting, description, schema):
+        self.name, self.tier, self.acting, self.description, self.schema = name, tier, acting, description, schema
+        self._registry, self._module = registry, module
+
+    def run(self, input):  # the real run()'s result: a value, or a coroutine the caller awaits
+        return self._registry.code(self._module, self.name).run(input)
+
+
 class Registry:
     def __init__(self, app=None):
         self.app = app
         self.tools = {}
+        self._set_up = []  # lazy modules imported and set up so far
         self.warnings = []
         self._definitions = None
         self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None, optional admit(...)
@@ -128,12 +153,34 @@ class Registry:
             self.add(tool, origin)
 
     def load_builtins(self, names=None):
+        defs = None
         for name in BUILTINS if names is None else names:
             try:
+                if name in LAZY:
+                    if defs is None:
+                        from mimi.tools.builtin_defs import DEFS as defs
+                    for entry in defs:
+                        if entry[1] == name:
+                            self.add(LazyTool(self, *entry))
+                    continue
                 module = __import__(name, None, None, ["_"])
                 self._add_module(module, "built-in")
             except Exception as exc:  # one broken built-in must not take the others down
                 self._warn("tools: built-in {} failed to load: {}".format(name, exc))
+
+    def code(self, module_name, tool_name):
+        """The real tool behind a LazyTool: its module imported and set up (once) at the first need."""
+        module = __import__(module_name, None, None, ["_"])
+        if module_name not in self._set_up:
+            setup = getattr(module, "setup", None)
+            if setup is not None and self.app is not None:
+                setup(self.app)
+            self._set_up.append(module_name)
+        tools = getattr(module, "TOOLS", None)
+        for tool in tools if tools is not None else (module,):
+            if tool.name == tool_name:
+                return tool
+        raise ToolError("{} is missing from {}".format(tool_name, module_name))
 
     def discover(self, folder):
         """Load every tool_<name>.py in `folder` (the flash's /tools); broken ones are skipped with a warning."""

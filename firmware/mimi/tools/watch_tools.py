@@ -14,10 +14,11 @@ def setup(app):
 
 
 def _service():
-    watchers = getattr(_app[0], "watchers", None)
-    if watchers is None:
+    from mimi import watch
+
+    if not hasattr(_app[0], "watchers"):  # an app without the watch layer
         raise ToolError("watchers are not running on this device")
-    return watchers
+    return watch.watchers(_app[0])
 
 
 def _from_watcher():

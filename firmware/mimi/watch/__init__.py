@@ -1,11 +1,32 @@
 # Watchers: LLM-judged monitors of a pin, the chip's temperature, a tool's result or a JSON field on the web.
+# The service (store, limits, timer task: watch/service.py) is made only once watchers.json exists or a
+# watcher is added, so a board without watchers spends no heap on it (BENCHMARKS.md, the heap diet).
+import asyncio
+
+from mimi.storage import files
+from mimi.watch.store import FILE_NAME
 
 
 def setup(app):
-    """Create the watcher service (app.watchers) and its console commands; after the system channel."""
+    """The watcher console commands; the service (app.watchers) now only when watchers.json exists (a saved
+    watcher, or a broken file that the store reports and keeps aside, as before); after the system channel."""
     from mimi.watch import commands
-    from mimi.watch.service import Watchers
 
-    app.watchers = Watchers(app)
+    app.watchers = None
     commands.setup(app)
+    if files.exists(files.join(app.flash.root, FILE_NAME)):
+        watchers(app)
+    return app.watchers
+
+
+def watchers(app):
+    """app.watchers, made at its first need (a watcher added, listed, checked); started at once when the
+    network services already run (App.services_started), else with them."""
+    if app.watchers is None:
+        from mimi.watch.service import Watchers
+
+        app.watchers = Watchers(app)
+        if getattr(app, "services_started", False):
+            for started in app.health.startable([app.watchers]):  # safe mode: not at all, as at boot
+                app.tasks.append(asyncio.create_task(started.run()))
     return app.watchers

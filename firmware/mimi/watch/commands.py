@@ -28,7 +28,9 @@ def _say(text):
 
 
 def _service():
-    return _app[0].watchers
+    from mimi import watch
+
+    return watch.watchers(_app[0])
 
 
 async def _add(name, source, interval, *words):

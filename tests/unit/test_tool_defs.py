@@ -1,0 +1,75 @@
+# The built-in tools sent from data (builtin_defs.py) and their code imported at the first call: the
+# definitions the model sees are byte-identical to the tools' own, and a tool still runs as before.
+import json
+import sys
+
+from mimi.tools import registry
+from mimi.tools.builtin_defs import DEFS
+from mimi.tools.registry import LAZY, LazyTool, Registry
+
+
+class _App:
+    pass
+
+
+def _real_tools():
+    for module_name in LAZY:
+        module = __import__(module_name, None, None, ["_"])
+        tools = getattr(module, "TOOLS", None)
+        for tool in tools if tools is not None else (module,):
+            yield module_name, tool
+
+
+def _eager_definitions():
+    saved = registry.LAZY
+    registry.LAZY = ()
+    try:
+        eager = Registry()
+        eager.load_builtins()
+    finally:
+        registry.LAZY = saved
+    return eager
+
+
+def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
+    real = list(_real_tools())
+    assert [(entry[0], entry[1]) for entry in DEFS] == [(tool.name, module) for module, tool in real]
+    for entry, (module, tool) in zip(DEFS, real):
+        name, _, tier, acting, description, schema = entry
+        assert tier == getattr(tool, "tier", None), name
+        assert acting == bool(getattr(tool, "acting", False)), name
+        assert description == tool.description, name
+        assert json.dumps(schema) == json.dumps(tool.schema), name
+
+
+def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
+    lazy = Registry()
+    lazy.load_builtins()
+    assert json.dumps(lazy.definitions()) == json.dumps(_eager_definitions().definitions())
+    assert isinstance(lazy.tools["read_file"], LazyTool) and not isinstance(lazy.tools["gpio_read"], LazyTool)
+
+
+def test_the_safety_attributes_are_the_tools_own():
+    eager = _eager_definitions()
+    lazy = Registry()
+    lazy.load_builtins()
+    for name, tool in eager.tools.items():
+        assert getattr(lazy.tools[name], "tier", None) == getattr(tool, "tier", None), name
+        assert bool(getattr(lazy.tools[name], "acting", False)) == bool(getattr(tool, "acting", False)), name
+
+
+def test_the_code_is_imported_and_set_up_at_the_first_call_only():
+    saved = {name: sys.modules.pop(name) for name in ("mimi.tools.clock", "mimi.tools.files") if name in sys.modules}
+    try:
+        app = _App()
+        tools = Registry(app)
+        tools.load_builtins(["mimi.tools.clock", "mimi.tools.files"])
+        assert "mimi.tools.clock" not in sys.modules and "mimi.tools.files" not in sys.modules
+        assert "utc" in tools.tools["get_current_time"].run({})
+        assert "mimi.tools.clock" in sys.modules and "mimi.tools.files" not in sys.modules
+        read = tools.code("mimi.tools.files", "read_file")
+        assert read.name == "read_file" and sys.modules["mimi.tools.files"]._app[0] is app
+        assert tools.code("mimi.tools.files", "list_dir").name == "list_dir"
+        assert tools._set_up == ["mimi.tools.clock", "mimi.tools.files"]  # each set up once
+    finally:
+        sys.modules.update(saved)
