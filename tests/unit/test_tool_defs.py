@@ -46,7 +46,8 @@ def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
     lazy = Registry()
     lazy.load_builtins()
     assert json.dumps(lazy.definitions()) == json.dumps(_eager_definitions().definitions())
-    assert isinstance(lazy.tools["read_file"], LazyTool) and not isinstance(lazy.tools["gpio_read"], LazyTool)
+    assert isinstance(lazy.tools["read_file"], LazyTool) and not isinstance(lazy.tools["remember"], LazyTool)
+    assert not lazy.warnings
 
 
 def test_the_safety_attributes_are_the_tools_own():
@@ -73,3 +74,43 @@ def test_the_code_is_imported_and_set_up_at_the_first_call_only():
         assert tools._set_up == ["mimi.tools.clock", "mimi.tools.files"]  # each set up once
     finally:
         sys.modules.update(saved)
+
+
+class _Recorder:
+    def __init__(self):
+        self.console, self.commands, self.added, self.table = self, self, [], {}
+
+    def add(self, *entry):
+        self.added.append(entry)
+        self.table[entry[0]] = entry
+
+
+def test_the_lazy_console_commands_are_the_modules_own():  # else: python tools/tool_defs.py
+    from mimi.tools.builtin_defs import COMMANDS
+
+    listed = []
+    for module_name in registry.LAZY_COMMANDS:
+        module = __import__(module_name, None, None, ["_"])
+        app = _Recorder()
+        module.setup(app)
+        for command, handler, usage, fewest, most, description in app.added:
+            listed.append((command, module_name, usage, fewest, most, description))
+            entry = [e for e in COMMANDS if e[0] == command][0]
+            assert getattr(module, entry[2]) is handler, command
+    assert [entry[:2] + entry[3:] for entry in COMMANDS] == listed
+
+
+def test_a_lazy_command_sets_its_module_up_at_the_first_use():
+    from support import run
+
+    gpio = __import__("mimi.tools.gpio", None, None, ["_"])
+    app = _Recorder()
+    app.config = _App()
+    app.config.get = lambda ns, key: "4"
+    tools = Registry(app)
+    tools.add_commands("mimi.tools.gpio")
+    assert sorted(app.table) == ["gpio_allow", "gpio_deny"] and "mimi.tools.gpio" not in tools._set_up
+    stand_in = app.table["gpio_allow"][1]
+    run(stand_in())  # prints the allowed pins: gpio's own handler ran, with gpio set up for this app
+    assert tools._set_up == ["mimi.tools.gpio"] and gpio._app[0] is app
+    assert app.table["gpio_allow"][1] is gpio._allow_command  # the module's setup put its own handler back

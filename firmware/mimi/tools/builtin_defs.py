@@ -21,6 +21,12 @@ DEFS = (
     ('system_info', 'mimi.tools.system', None, False,
      "Report the board's state: firmware version, uptime, free heap, flash space, WiFi signal (RSSI in dBm), the Claude model in use and how many conversation turns were served.",
      {'type': 'object', 'properties': {}, 'required': []}),
+    ('gpio_read', 'mimi.tools.gpio', None, False,
+     'Read the level (0 or 1) of a GPIO pin the owner allowed. A pin you set with gpio_write reports its output level; any other pin is switched to input first (optional pull-up/down).',
+     {'type': 'object', 'properties': {'pin': {'type': 'integer', 'description': 'GPIO number, e.g. 4 for GPIO4'}, 'pull': {'type': 'string', 'enum': ['none', 'up', 'down'], 'description': 'internal pull resistor for an input (default none)'}}, 'required': ['pin']}),
+    ('gpio_write', 'mimi.tools.gpio', None, False,
+     'Set a GPIO pin the owner allowed to output 0 (low) or 1 (high), e.g. to switch a relay or LED.',
+     {'type': 'object', 'properties': {'pin': {'type': 'integer', 'description': 'GPIO number, e.g. 4 for GPIO4'}, 'value': {'type': 'integer', 'enum': [0, 1], 'description': '0 for low, 1 for high'}}, 'required': ['pin', 'value']}),
     ('cron_add', 'mimi.tools.cron_tools', None, False,
      "Schedule a future turn for yourself: a reminder or a recurring check. When it is due you receive `message` as a [cron job] turn and your answer is sent to the chat (by default this one). schedule 'in' = once after `seconds`; 'at' = once at Unix time `at`; 'every' = repeat each `seconds` (at least 60 s). Write message as an instruction to yourself, e.g. 'Remind the owner to call the dentist'.",
      {'type': 'object', 'properties': {'schedule': {'type': 'string', 'enum': ['in', 'at', 'every']}, 'seconds': {'type': 'integer', 'description': "for 'in' and 'every'"}, 'at': {'type': 'integer', 'description': "for 'at': Unix time in seconds (UTC)"}, 'message': {'type': 'string', 'description': 'what to do when the job runs'}, 'channel': {'type': 'string', 'enum': ['telegram', 'websocket', 'cli', 'mqtt'], 'description': 'where the answer goes; default: this chat'}, 'chat_id': {'description': 'chat in that channel (Telegram: the user id); default: this chat'}}, 'required': ['schedule', 'message']}),
@@ -48,4 +54,17 @@ DEFS = (
     ('keep_file', 'mimi.tools.media_tools', 'operator', False,
      "Keep the photo or file the user sent in this message on the device's flash (under files/), when they ask you to keep, save or store it. Without this it is deleted after your reply.",
      {'type': 'object', 'properties': {'name': {'type': 'string', 'description': 'file name to keep it as, e.g. receipt.jpg'}}, 'required': []}),
+)
+# The console commands of the modules in registry.LAZY_COMMANDS, added at boot with handlers that import
+# and set up their module at the first use: (command, module, handler, usage, fewest, most, description).
+COMMANDS = (
+    ('gpio_allow', 'mimi.tools.gpio', '_allow_command', 'gpio_allow [pin]', 0, 1, 'let the agent read/write a GPIO pin (no pin: list the allowed ones)'),
+    ('gpio_deny', 'mimi.tools.gpio', '_deny_command', 'gpio_deny <pin>', 1, 1, 'take a GPIO pin back from the agent'),
+    ('watch_add', 'mimi.watch.commands', '_add', 'watch_add <name> <source> <interval_s> <instruction...>', 4, -1, 'watch a source and let the agent judge each reading (a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>)'),
+    ('watch_list', 'mimi.watch.commands', '_list', 'watch_list', 0, 0, 'the watchers, their sources and last verdicts'),
+    ('watch_pause', 'mimi.watch.commands', '_pause', 'watch_pause <name>', 1, 1, "stop a watcher's ticks (kept; watch_resume)"),
+    ('watch_resume', 'mimi.watch.commands', '_resume', 'watch_resume <name>', 1, 1, 'start a paused watcher again'),
+    ('watch_remove', 'mimi.watch.commands', '_remove', 'watch_remove <name>', 1, 1, 'delete a watcher'),
+    ('watch_check', 'mimi.watch.commands', '_check', 'watch_check <name>', 1, 1, "read a watcher's source and judge it now"),
+    ('set_watch_model', 'mimi.watch.commands', '_set_model', 'set_watch_model [model_id]', 0, 1, 'the model that judges readings (none: the main model)'),
 )

@@ -27,11 +27,15 @@ BUILTINS = (
 )
 # Built-ins whose definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and whose
 # code is imported at their first call: a board that never uses them never spends the heap (BENCHMARKS.md).
-# The others add console commands or hooks at boot (gpio, memory_tools) or are already small (web).
+# The others add hooks at boot (memory_tools) or are already small (web).
+# Modules whose console commands are data too (builtin_defs.COMMANDS): added at boot, their module imported
+# and set up at a command's first use (add_commands).
+LAZY_COMMANDS = ("mimi.tools.gpio", "mimi.watch.commands")
 LAZY = (
     "mimi.tools.clock",
     "mimi.tools.files",
     "mimi.tools.system",
+    "mimi.tools.gpio",
     "mimi.tools.cron_tools",
     "mimi.tools.send_message",
     "mimi.tools.watch_tools",
@@ -162,20 +166,38 @@ class Registry:
                     for entry in defs:
                         if entry[1] == name:
                             self.add(LazyTool(self, *entry))
+                    if name in LAZY_COMMANDS:
+                        self.add_commands(name)
                     continue
                 module = __import__(name, None, None, ["_"])
                 self._add_module(module, "built-in")
             except Exception as exc:  # one broken built-in must not take the others down
                 self._warn("tools: built-in {} failed to load: {}".format(name, exc))
 
-    def code(self, module_name, tool_name):
-        """The real tool behind a LazyTool: its module imported and set up (once) at the first need."""
+    def module(self, module_name):
+        """A lazy module, imported and set up (once) at its first need."""
         module = __import__(module_name, None, None, ["_"])
         if module_name not in self._set_up:
             setup = getattr(module, "setup", None)
             if setup is not None and self.app is not None:
-                setup(self.app)
+                setup(self.app)  # its console commands replace the stand-ins add_commands made
             self._set_up.append(module_name)
+        return module
+
+    def add_commands(self, module_name):
+        """The module's console commands (builtin_defs.COMMANDS), its code imported at the first one typed."""
+        from mimi.tools.builtin_defs import COMMANDS
+
+        if self.app is None:  # no app, no console: as setup(app) is skipped then
+            return
+        add = self.app.console.commands.add
+        for command, module, handler, usage, fewest, most, description in COMMANDS:
+            if module == module_name:
+                add(command, _lazy_command(self, module, handler), usage, fewest, most, description)
+
+    def code(self, module_name, tool_name):
+        """The real tool behind a LazyTool: its module imported and set up (once) at the first need."""
+        module = self.module(module_name)
         tools = getattr(module, "TOOLS", None)
         for tool in tools if tools is not None else (module,):
             if tool.name == tool_name:
@@ -269,6 +291,13 @@ class Registry:
         if took > 2000:
             print("tools: {} took {} ms".format(name, took))
         return text, False
+
+
+def _lazy_command(registry, module, handler):
+    async def run(*args):
+        return await getattr(registry.module(module), handler)(*args)
+
+    return run
 
 
 def _guarded(fn, *args):  # [safety] a broken guard is reported, never fails the tool call

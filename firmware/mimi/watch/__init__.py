@@ -4,16 +4,16 @@
 import asyncio
 
 from mimi.storage import files
-from mimi.watch.store import FILE_NAME
+
+FILE_NAME = "watchers.json"  # in the data folder (watch/store.py)
 
 
 def setup(app):
-    """The watcher console commands; the service (app.watchers) now only when watchers.json exists (a saved
-    watcher, or a broken file that the store reports and keeps aside, as before); after the system channel."""
-    from mimi.watch import commands
-
+    """The watcher console commands (their code, watch/commands.py, imported at the first one typed); the
+    service (app.watchers) now only when watchers.json exists (a saved watcher, or a broken file that the
+    store reports and keeps aside, as before); after the system channel."""
     app.watchers = None
-    commands.setup(app)
+    app.registry.add_commands("mimi.watch.commands")
     if files.exists(files.join(app.flash.root, FILE_NAME)):
         watchers(app)
     return app.watchers

@@ -125,9 +125,8 @@ async def read(app, text):
     if kind == "temperature":
         return shown({"chip_temperature_c": _temperature()})
     if kind == "gpio":
-        from mimi.tools import gpio
-
-        return shown(gpio.GpioRead().run({"pin": spec["pin"]}))  # an output pin reports its level
+        gpio_read = app.registry.code("mimi.tools.gpio", "gpio_read")  # set up at its first use
+        return shown(gpio_read.run({"pin": spec["pin"]}))  # an output pin reports its level
     if kind == "adc":
         return shown(_adc(spec["pin"]))
     if kind == "tool":

@@ -5,8 +5,8 @@ import os
 from mimi.platform import const
 from mimi.storage import files
 from mimi import jsontext
+from mimi.watch import FILE_NAME  # the one name of the file; watch.setup looks for it at boot
 
-FILE_NAME = "watchers.json"
 BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
 WATCHERS_MAX = const(8)
 NAME_MAX = const(24)
