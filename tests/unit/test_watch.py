@@ -1,4 +1,5 @@
 # Watchers: the store on flash, reading sources, the judging turn, silence, pushed actions and the caps.
+import asyncio
 import json
 
 import machine
@@ -328,6 +329,7 @@ def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved
         async def add():
             added = await app.registry.execute("watch_add", {"name": "t", "source": "temperature",
                                                              "interval_s": 60, "instruction": "x"})
+            await asyncio.sleep(0)  # the service's task starts (its first sleep), then stops with the test
             for task in app.tasks:
                 task.cancel()
             return added
