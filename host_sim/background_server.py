@@ -8,6 +8,18 @@ import time
 from aiohttp import web
 
 _SHUTDOWN_SECONDS = 1.0
+_DRAIN_POLLS = 200  # 5 ms apart: what was written has a second to leave before the drop
+
+
+async def drop_connection(request):
+    """Cut the TCP connection once what was written has left (a fault: no terminating chunk)."""
+    transport = request.transport
+    for _ in range(_DRAIN_POLLS):
+        if transport is None or transport.get_write_buffer_size() == 0:
+            break
+        await asyncio.sleep(0.005)
+    if transport is not None:
+        transport.abort()
 
 
 class BackgroundServer:

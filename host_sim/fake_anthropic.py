@@ -1,6 +1,5 @@
 # A fake Anthropic Messages API (streaming, validation, prompt caching, scripted faults) for tests.
 import argparse
-import asyncio
 import json
 import threading
 import time
@@ -8,7 +7,7 @@ from collections import deque
 
 from aiohttp import web
 
-from host_sim.background_server import BackgroundServer
+from host_sim.background_server import BackgroundServer, drop_connection
 from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
@@ -223,13 +222,7 @@ class FakeAnthropic(BackgroundServer):
 
     async def _cut(self, request):
         """Close the connection once what was written has left (no terminating chunk)."""
-        transport = request.transport
-        for _ in range(200):
-            if transport is None or transport.get_write_buffer_size() == 0:
-                break
-            await asyncio.sleep(0.005)
-        if transport is not None:
-            transport.abort()
+        await drop_connection(request)
 
     async def _stream(self, request, record, reply, model, usage):
         if reply.fault == "stall" and reply.stall_before_headers:

@@ -1,11 +1,11 @@
 # The fake Telegram's files: photos and documents users send, getFile, and the download URL, faults included.
-import asyncio
 import secrets
 import struct
 import zlib
 
 from aiohttp import web
 
+from host_sim.background_server import drop_connection
 from host_sim.telegram_params import ApiError
 
 DOWNLOAD_MAX = 20 * 1024 * 1024  # bots may download files up to 20 MB
@@ -97,13 +97,7 @@ class Files:
             await response.write(piece)
             record["sent"] += len(piece)
         if limit < len(data):  # cut: what was written leaves, then the connection drops
-            transport = request.transport
-            for _ in range(200):
-                if transport is None or transport.get_write_buffer_size() == 0:
-                    break
-                await asyncio.sleep(0.005)
-            if transport is not None:
-                transport.abort()
+            await drop_connection(request)
             return response
         await response.write_eof()
         return response

@@ -1,14 +1,13 @@
 # The Bot API's HTTP surface: reading arguments (query, JSON, forms), writing answers and faults.
-import asyncio
 import json
 
 from aiohttp import web
 
+from host_sim.background_server import drop_connection
 from host_sim.telegram_params import ApiError, as_arg
 from host_sim.unicode_text import holds_surrogate
 
 GATEWAY_ERRORS = {502: "Bad Gateway", 504: "Gateway Time-out"}  # nginx's HTML, not the API's JSON
-_DRAIN_POLLS = 200
 NOT_UTF8 = "Bad Request: strings must be encoded in UTF-8"
 
 
@@ -96,13 +95,7 @@ async def cut_response(request, body):
     try:
         await response.prepare(request)
         await response.write(payload[:len(payload) // 2])
-        transport = request.transport
-        for _ in range(_DRAIN_POLLS):
-            if transport is None or transport.get_write_buffer_size() == 0:
-                break
-            await asyncio.sleep(0.005)
-        if transport is not None:
-            transport.abort()
+        await drop_connection(request)
     except ConnectionError:
         pass  # the client went away first
     return response

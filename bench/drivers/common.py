@@ -60,6 +60,27 @@ except ImportError:  # CPython
         return now_us() - start
 
 
+class Sampler:
+    """Collects and reads gc.mem_alloc() at every pass of the scheduler; keeps the highest."""
+
+    def __init__(self):
+        self.peak = 0
+        self.samples = 0
+        self.running = True
+
+    async def run(self):
+        import asyncio
+        import gc
+
+        while self.running:
+            gc.collect()
+            used = gc.mem_alloc()
+            if used > self.peak:
+                self.peak = used
+            self.samples += 1
+            await asyncio.sleep(0)
+
+
 def report(result):
     """One line the CPython side finds in the output, whatever else was printed."""
     print(RESULT_MARK + json.dumps(result))

@@ -21,24 +21,6 @@ SETTLE_S = 0.3
 TURN_LIMIT_S = 60
 
 
-class Sampler:
-    """Collects and reads gc.mem_alloc() at every pass of the scheduler; keeps the highest."""
-
-    def __init__(self):
-        self.peak = 0
-        self.samples = 0
-        self.running = True
-
-    async def run(self):
-        while self.running:
-            gc.collect()
-            used = gc.mem_alloc()
-            if used > self.peak:
-                self.peak = used
-            self.samples += 1
-            await asyncio.sleep(0)
-
-
 async def one_turn(app, text):
     agent = app.agent
     before = agent.turns + agent.failures
@@ -60,7 +42,7 @@ async def main(app):
     gc.collect()
     idle = gc.mem_alloc() - common.IMAGE_COST[0]  # the ROMFS image (mapped flash on the chip) not counted
     free = gc.mem_free()
-    sampler = Sampler()
+    sampler = common.Sampler()
     task = asyncio.create_task(sampler.run())
     ok = await one_turn(app, "the measured turn")
     sampler.running = False

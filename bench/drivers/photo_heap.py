@@ -22,22 +22,6 @@ SETTLE_S = 0.3
 TURN_LIMIT_S = 60
 
 
-class Sampler:
-    def __init__(self):
-        self.peak = 0
-        self.samples = 0
-        self.running = True
-
-    async def run(self):
-        while self.running:
-            gc.collect()
-            used = gc.mem_alloc()
-            if used > self.peak:
-                self.peak = used
-            self.samples += 1
-            await asyncio.sleep(0)
-
-
 def photo_message(app):
     """A Telegram-sized photo waiting in the inbox, as the channel leaves it for the agent."""
     from mimi.agent import attachments
@@ -61,7 +45,7 @@ async def measured(app, message):
     agent = app.agent
     before = agent.turns + agent.failures
     gc.collect()
-    sampler = Sampler()
+    sampler = common.Sampler()
     task = asyncio.create_task(sampler.run())
     await app.bus.inbound.put(message)
     for _ in range(TURN_LIMIT_S * 200):
