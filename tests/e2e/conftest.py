@@ -91,6 +91,22 @@ def tg():
     fake.stop()
 
 
+OWNER_ID = 42  # the Telegram user the owner_bot fixture admits as the owner
+
+
+@pytest.fixture
+def owner_bot(boot, tg):
+    """owner_bot() boots the firmware with the API key, the bot token and user 42 as the owner."""
+
+    def start():
+        dev = boot("--telegram-api", tg.url)
+        for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER_ID)):
+            dev.command(line)
+        return dev
+
+    return start
+
+
 @pytest.fixture(scope="session")
 def web_server():
     server = FakeWeb()

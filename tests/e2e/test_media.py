@@ -6,21 +6,15 @@ import pytest
 
 from host_sim.fake_anthropic import text
 from host_sim.telegram_files import jpeg_bytes, pdf_bytes
-from tests.e2e.conftest import API_KEY, TG_TOKEN
+from tests.e2e.conftest import OWNER_ID, TG_TOKEN
 
-OWNER = 42
+OWNER = OWNER_ID
 KB = 1024
 
 
 @pytest.fixture
-def bot(boot, tg):
-    def start():
-        dev = boot("--telegram-api", tg.url)
-        for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER)):
-            dev.command(line)
-        return dev
-
-    return start
+def bot(owner_bot):
+    return owner_bot
 
 
 def _sizes(*spec):

@@ -4,22 +4,16 @@ import json
 import pytest
 
 from host_sim.fake_anthropic import text, web_search
-from tests.e2e.conftest import API_KEY, TG_TOKEN
+from tests.e2e.conftest import OWNER_ID
 
-OWNER = 42
+OWNER = OWNER_ID
 METRO = ("Metro do Porto: hours", "https://www.metrodoporto.pt/en/hours")
 STCP = ("STCP night buses", "https://www.stcp.pt/en/night")
 
 
 @pytest.fixture
-def bot(boot, tg):
-    def start():
-        dev = boot("--telegram-api", tg.url)
-        for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER)):
-            dev.command(line)
-        return dev
-
-    return start
+def bot(owner_bot):
+    return owner_bot
 
 
 def _types(request):
