@@ -34,10 +34,15 @@ def _json_value(value):
         for i in range(0, len(value), _ESCAPE_SLICE):
             yield json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode()
         yield b'"'
-    elif hasattr(value, "chunks"):  # a file read from flash while the request is sent (file_pieces)
-        yield b'"'
+    elif isinstance(value, bytes):  # already JSON (kept encoded, e.g. a built-in tool's definition)
         yield value
-        yield b'"'
+    elif hasattr(value, "chunks"):  # read from flash while the request is sent (file_pieces)
+        if getattr(value, "is_json", False):  # already JSON (e.g. the encoded system prompt)
+            yield value
+        else:  # the inside of a JSON string
+            yield b'"'
+            yield value
+            yield b'"'
     elif isinstance(value, dict):
         yield b"{"
         first = True
