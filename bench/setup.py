@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+from host_sim import standins_rom
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 MICROPYTHON_BIN = os.path.join(VENV_BIN, "micropython")
@@ -22,6 +24,8 @@ BUNDLE_LIB = os.path.join(BUNDLE, "lib")
 SOURCE_LIB = os.path.join(ROOT, "firmware")
 # The same modules as a ROMFS image (tools/romfs.py), mounted at /rom and run in place (run.py --romfs).
 ROMFS_IMAGE = os.path.join(ROOT, "build", "bench-romfs-{}.img".format(os.getpid()))
+# The stand-ins for the chip's built-in modules, run in place from an image of their own in that form.
+STANDINS_IMAGE = os.path.join(ROOT, "build", "standins-romfs.img")
 FLASH_BLOCK = 4096  # run.py --romfs reads the image into whole flash blocks of RAM
 WORK = os.environ.get("BENCH_WORK") or os.path.join(ROOT, "build", "bench-work")  # flashes, data
 
@@ -85,13 +89,15 @@ def build_romfs():
                            ROMFS_IMAGE], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit("tools/romfs.py failed:\n" + (done.stdout + done.stderr)[-2000:])
+    standins_rom.build(STANDINS_IMAGE, ROOT)
 
 
 def image_heap_bytes():
-    """What the ROMFS image costs the unix port's heap under run.py --romfs: one bytearray of whole 4 KB
-    flash blocks (host_sim/romfs_host.py), a multiple of the GC block too. On the chip it is mapped flash."""
-    size = os.path.getsize(ROMFS_IMAGE)
-    return (size + FLASH_BLOCK - 1) // FLASH_BLOCK * FLASH_BLOCK
+    """What the ROMFS images cost the unix port's heap under run.py --romfs --standins-rom: one bytearray
+    of whole 4 KB flash blocks each (host_sim/romfs_host.py, host_sim/standins_rom.py), a multiple of the
+    GC block too. On the chip the firmware's image is mapped flash and the stand-ins are C modules."""
+    return sum((os.path.getsize(path) + FLASH_BLOCK - 1) // FLASH_BLOCK * FLASH_BLOCK
+               for path in (ROMFS_IMAGE, STANDINS_IMAGE))
 
 
 def chat_replies(fake, replies):
@@ -181,7 +187,8 @@ class Firmware:
 
     def __init__(self, runtime, flash, *args, heap=TIMING_HEAP):
         cmd, lib = runtime_command(runtime, heap)
-        code = ["--romfs", lib[len("romfs:"):]] if lib.startswith("romfs:") else ["--firmware", lib]
+        code = ["--romfs", lib[len("romfs:"):], "--standins-rom", STANDINS_IMAGE] if lib.startswith("romfs:") \
+            else ["--firmware", lib]
         self.cmd = cmd + ["host_sim/run.py", "--flash", flash] + code + [
                           "--api-key-env", KEY_ENV] + [str(a) for a in args]
         env = dict(os.environ)

@@ -9,6 +9,8 @@
 #          an existing one mounted; NVS stays in DIR/nvs.json, its own partition on the chip)
 #          [--romfs IMAGE]   (the romfs partition as a file: under MicroPython its ROMFS image is mounted
 #          at /rom with vfs.VfsRom and the firmware imported from it, bytecode run in place; host_sim/romfs_host.py)
+#          [--standins-rom IMAGE]   (under MicroPython: the stand-ins for the chip's built-in modules run in
+#          place from their own ROMFS image, as the chip's C modules do from flash; host_sim/standins_rom.py)
 #   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch).
 #   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
 import os
@@ -17,7 +19,7 @@ import sys
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
     " [--api-key-env NAME] [--bot-token-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
-    " [--flash-image PATH [--flash-size BYTES]] [--romfs IMAGE]"
+    " [--flash-image PATH [--flash-size BYTES]] [--romfs IMAGE] [--standins-rom IMAGE]"
 )
 
 
@@ -46,7 +48,7 @@ def _parse(argv):
             "firmware": None, "setup-port": None}
     opts["health"] = None  #
     opts["flash-image"] = opts["flash-size"] = None
-    opts["romfs"] = None
+    opts["romfs"] = opts["standins-rom"] = None
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -124,6 +126,24 @@ async def _with_watchdog(firmware_main):
     await firmware_main
 
 
+def _mount_standins(image, root):
+    # The stand-ins from their ROMFS image (MicroPython with vfs.VfsRom only; elsewhere their sources run).
+    if not image:
+        return False
+    try:
+        import vfs
+
+        if not hasattr(vfs, "VfsRom"):
+            return False
+    except ImportError:
+        return False
+    sys.path.insert(0, root + "/host_sim")
+    import standins_rom
+
+    standins_rom.mount(image)
+    return True
+
+
 def main():
     try:
         opts = _parse(sys.argv[1:])
@@ -139,7 +159,8 @@ def main():
         romfs = romfs_host
     else:
         sys.path.insert(0, opts["firmware"] or root + "/firmware")
-    sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
+    if not _mount_standins(opts["standins-rom"], root):
+        sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
     site = _venv_site_packages(root)
     if site:
         sys.path.append(site)

@@ -82,7 +82,8 @@ _image = []
 
 def romfs_firmware(flash):
     """--romfs arguments for a firmware on this flash: its romfs partition (a file beside the flash folder,
-    kept across reboots) starts as the image tools/romfs.py builds once per test run."""
+    kept across reboots) starts as the image tools/romfs.py builds once per test run; the stand-ins run
+    from their own image (host_sim/standins_rom.py)."""
     import shutil
     import subprocess
 
@@ -98,7 +99,10 @@ def romfs_firmware(flash):
         if done.returncode:
             raise RuntimeError("tools/romfs.py failed:\n" + done.stdout[-2000:] + done.stderr[-2000:])
         _image.append(image)
+        from host_sim import standins_rom  # the chip's built-in modules run in place too, as C from flash there
+
+        _image.append(standins_rom.build(os.path.join(folder, "standins-romfs.img"), ROOT))
     partition = str(flash).rstrip("/") + "-romfs.bin"
     if not os.path.exists(partition):
         shutil.copyfile(_image[0], partition)
-    return ["--romfs", partition]
+    return ["--romfs", partition, "--standins-rom", _image[1]]

@@ -6,26 +6,31 @@ import sys
 RESULT_MARK = "BENCH_RESULT "
 
 
+STANDINS_IMAGE = "build/standins-romfs.img"  # bench/setup.py build_romfs makes it (host_sim/standins_rom.py)
 IMAGE_COST = [0]  # heap bytes the ROMFS image itself takes (read into RAM here; mapped flash on the chip)
 
 
 def use_romfs(image):
     """Mount a ROMFS image at /rom with vfs.VfsRom (MicroPython) and import the firmware from it.
 
-    The image is read into one bytes object first; its cost is measured as the gc.mem_alloc() delta
-    of that read, and the heap figures subtract it (IMAGE_COST)."""
+    The image is read into one bytes object first, and the stand-ins' own image (the chip's built-in
+    modules) mounted beside it; their cost is measured as the gc.mem_alloc() delta of those reads, and
+    the heap figures subtract it (IMAGE_COST)."""
     import gc
     import vfs
+
+    sys.path.insert(0, "host_sim")
+    import standins_rom
 
     gc.collect()
     before = gc.mem_alloc()
     with open(image, "rb") as f:
         data = f.read()
-    gc.collect()
-    IMAGE_COST[0] = gc.mem_alloc() - before
     vfs.mount(vfs.VfsRom(data), "/rom")
     sys.path.insert(0, "/rom/lib")
-    sys.path.insert(0, "host_sim/standins")
+    standins_rom.mount(STANDINS_IMAGE)  # the chip's built-in modules: C in flash there
+    gc.collect()
+    IMAGE_COST[0] = gc.mem_alloc() - before
 
 
 def use_firmware(lib):
