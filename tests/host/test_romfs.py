@@ -131,3 +131,23 @@ def test_deploy_romfs_fails_clearly_without_a_board_or_room(tmp_path, image):
     assert "deploy-romfs: mpremote stopped part-way" in result.stderr
     nothing = toolchain.run_tool("romfs.py", ["deploy", "--port", "", "--no-build"], setup["env"])
     assert nothing.returncode != 0 and "no PORT given" in nothing.stderr and "make deploy-romfs" in nothing.stderr
+
+
+def test_standins_image_runs_the_chips_builtin_modules_in_place(tmp_path):
+    """run.py --standins-rom: the stand-ins (machine, network, esp32, ...) mounted from their own ROMFS image
+    and imported from it, as the chip's C modules run from flash; a stale image is made again."""
+    sys.path.insert(0, os.path.join(ROOT, "host_sim"))
+    import standins_rom
+
+    image = standins_rom.build(str(tmp_path / "standins.img"), ROOT)
+    first = os.path.getmtime(image)
+    assert standins_rom.build(image, ROOT) == image and os.path.getmtime(image) == first  # current: kept
+    script = ("import sys; sys.path.insert(0, 'host_sim'); import standins_rom; cost = standins_rom.mount({!r}); "
+              "import machine, network, esp32, ntptime; "
+              "print(machine.__file__, network.__file__, esp32.__file__, cost % 4096)").format(image)
+    done = subprocess.run(MICROPYTHON + ["-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["/rom_standins/machine.mpy", "/rom_standins/network.mpy",
+                                   "/rom_standins/esp32.mpy", "0"]
+    os.utime(image, (0, 0))  # older than the sources: built again
+    assert os.path.getmtime(standins_rom.build(image, ROOT)) > 0
