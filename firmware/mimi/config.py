@@ -19,83 +19,110 @@ _NOT_SET = "(not set)"
 _HIDDEN_SHORT = "****"
 _HIDDEN_PASSWORD = "********"
 
-# The single source of truth: (namespace, key, kind, default, flags, low, high, description).
-# low/high bound INT values; they are None for the other kinds.
-SETTINGS = (
-    ("wifi_config", "ssid", TEXT, "", 0, None, None, "WiFi network name"),
-    ("wifi_config", "password", TEXT, "", PASSWORD, None, None, "WiFi password"),
-    ("wifi_config", "setup_port", INT, 80, 0, 1, 65535,
-     "TCP port of the setup page on the MimiClaw-XXXX access point"),
-    ("tg_config", "bot_token", TEXT, "", SECRET, None, None, "Telegram bot token from @BotFather"),
-    ("tg_config", "api_base", URL, "https://api.telegram.org", 0, None, None,
-     "Telegram Bot API base URL"),
-    ("tg_config", "allowlist", IDS, "", 0, None, None,
-     "Telegram user ids allowed to chat, comma-separated"),
-    ("llm_config", "api_key", TEXT, "", SECRET, None, None, "Anthropic API key"),
-    ("llm_config", "model", TEXT, "claude-sonnet-4-5", 0, None, None, "Claude model name"),
-    ("llm_config", "api_base", URL, "https://api.anthropic.com", 0, None, None,
-     "Anthropic API base URL"),
-    ("llm_config", "max_tokens", INT, 4096, 0, 1, 64000, "Most tokens in one reply"),
-    ("gw_config", "ws_port", INT, 18789, 0, 1, 65535, "WebSocket gateway TCP port"),
-    ("agent_config", "heartbeat_s", INT, 1800, 0, 0, 86400,
-     "Seconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)"),
-    ("tool_config", "gpio_allow", IDS, "", 0, None, None,
-     "GPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)"),
-    ("web_config", "search_key", TEXT, "", SECRET, None, None,
-     "Web search API key, Brave Search or Tavily (set_search_key <key>)"),
-    ("web_config", "search_provider", TEXT, "brave", 0, None, None, "Web search provider: brave or tavily"),
-    ("web_config", "search_api", URL, "", 0, None, None,
-     "Web search endpoint URL; empty: the provider's own"),
-    ("web_config", "search_mode", TEXT, "", 0, None, None,
-     "Who searches the web: server (Claude's own), device (web_search with your key) or off; "
-     "empty: device when a search key is set, else server (set_search)"),
-    ("web_config", "search_max_uses", INT, 3, 0, 1, 10, "Searches (and fetches) Claude may run per request, server mode"),
-    ("web_config", "server_fetch", INT, 0, 0, 0, 1, "1: Claude's own web_fetch (beta) instead of the device's, server mode"),
-    ("safety_config", "day_searches", INT, 100, 0, 0, 100000,
-     "Claude's server web searches per day (0 = no limit); past it, requests offer no web search"),
-    ("media_config", "photo_max_bytes", INT, 204800, 0, 10240, 5242880,
-     "Largest photo size (bytes) taken from Telegram; a smaller size of the photo is picked to fit"),
-    ("media_config", "photo_max_px", INT, 1568, 0, 200, 8000, "Longest side (pixels) of a photo sent to Claude"),
-    ("media_config", "file_max_bytes", INT, 1048576, 0, 1024, 5242880, "Largest PDF or text file sent to Claude"),
-    ("web_config", "weather_api", URL, "https://api.open-meteo.com", 0, None, None,
-     "Open-Meteo forecast API base URL"),
-    ("web_config", "geocode_api", URL, "https://geocoding-api.open-meteo.com", 0, None, None,
-     "Open-Meteo geocoding API base URL"),
-    ("gw_config", "ws_token", TEXT, "", SECRET, None, None,
-     "Token a WebSocket client must present"),
-    ("safety_config", "calls", INT, 3, 0, 1, 1000, "Identical acting tool calls allowed per window"),
-    ("safety_config", "window_s", INT, 600, 0, 1, 86400, "Seconds in which repeated identical calls are counted"),
-    ("safety_config", "quiet_s", INT, 1800, 0, 1, 86400, "Quiet seconds after which an open circuit breaker closes"),
-    ("tg_config", "roles", TEXT, "", 0, None, None,
-     "Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> <role>)"),
-    ("tool_config", "policy", TEXT, "", 0, None, None,
-     "Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked (tool_policy)"),
-    ("safety_config", "confirm_s", INT, 120, 0, 5, 3600,
-     "Seconds a confirmation question waits for Approve before it counts as Deny"),
-    ("safety_config", "user_per_min", INT, 10, 0, 1, 1000, "Messages one user may send per minute"),
-    ("safety_config", "llm_per_hour", INT, 200, 0, 1, 100000, "LLM calls the device may make per hour"),
-    ("safety_config", "day_tokens", INT, 2000000, 0, 0, 1000000000,
-     "Tokens the device may use per day, all kinds counted (0 = no limit)"),
-    ("llm_config", "watch_model", TEXT, "", 0, None, None,
-     "Model that judges watcher readings (set_watch_model); empty: the main model"),
-    ("safety_config", "watch_evals_min", INT, 6, 0, 1, 600, "Watcher evaluations allowed per minute, all watchers"),
-    ("safety_config", "watch_acts_hour", INT, 10, 0, 1, 1000,
-     "Watcher actions (tool calls and notices) allowed per hour, all watchers"),
-    ("mqtt_config", "host", TEXT, "", 0, None, None, "MQTT broker host name or IP; empty: MQTT off (mqtt_set)"),
-    ("mqtt_config", "port", INT, 0, 0, 0, 65535, "MQTT broker port; 0: 1883, or 8883 with TLS"),
-    ("mqtt_config", "user", TEXT, "", 0, None, None, "MQTT user name (mqtt_auth)"),
-    ("mqtt_config", "password", TEXT, "", PASSWORD, None, None, "MQTT password (mqtt_auth)"),
-    ("mqtt_config", "tls", INT, 0, 0, 0, 1, "1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"),
-    ("mqtt_config", "device_id", TEXT, "", 0, None, None,
-     "This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"),
-    ("mqtt_config", "role", TEXT, "observer", 0, None, None,
-     "Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"),
-    ("mqtt_config", "discovery", INT, 1, 0, 0, 1, "1: announce the board to Home Assistant (mqtt_discovery)"),
-    ("mqtt_config", "ha_prefix", TEXT, "homeassistant", 0, None, None, "Home Assistant's discovery prefix"),
-    ("mqtt_config", "publish_allow", TEXT, "", 0, None, None,
-     "Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"),
-    ("mqtt_config", "keepalive", INT, 60, 0, 5, 3600, "Seconds between MQTT keep-alive pings"),
+# The single source of truth, one row a line: "\n" namespace, key, kind, default, flags, low, high,
+# description, tab-separated. A str constant stays in the image (flash), so the table costs next to
+# no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read. low/high bound INT
+# values and are empty for the other kinds; flags is 0, SECRET or PASSWORD.
+_TABLE = (
+    "\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
+    "\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password"
+    "\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535\t"
+    "TCP port of the setup page on the MimiClaw-XXXX access point"
+    "\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather"
+    "\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t\tTelegram Bot API base URL"
+    "\ntg_config\tallowlist\tids\t\t0\t\t\tTelegram user ids allowed to chat, comma-separated"
+    "\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key"
+    "\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t\tClaude model name"
+    "\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t\tAnthropic API base URL"
+    "\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000\tMost tokens in one reply"
+    "\ngw_config\tws_port\tint\t18789\t0\t1\t65535\tWebSocket gateway TCP port"
+    "\nagent_config\theartbeat_s\tint\t1800\t0\t0\t86400\t"
+    "Seconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)"
+    "\ntool_config\tgpio_allow\tids\t\t0\t\t\t"
+    "GPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)"
+    "\nweb_config\tsearch_key\ttext\t\t1\t\t\t"
+    "Web search API key, Brave Search or Tavily (set_search_key <key>)"
+    "\nweb_config\tsearch_provider\ttext\tbrave\t0\t\t\tWeb search provider: brave or tavily"
+    "\nweb_config\tsearch_api\turl\t\t0\t\t\tWeb search endpoint URL; empty: the provider's own"
+    "\nweb_config\tsearch_mode\ttext\t\t0\t\t\t"
+    "Who searches the web: server (Claude's own), device (web_search with your key) or off; empty: "
+    "device when a search key is set, else server (set_search)"
+    "\nweb_config\tsearch_max_uses\tint\t3\t0\t1\t10\t"
+    "Searches (and fetches) Claude may run per request, server mode"
+    "\nweb_config\tserver_fetch\tint\t0\t0\t0\t1\t"
+    "1: Claude's own web_fetch (beta) instead of the device's, server mode"
+    "\nsafety_config\tday_searches\tint\t100\t0\t0\t100000\t"
+    "Claude's server web searches per day (0 = no limit); past it, requests offer no web search"
+    "\nmedia_config\tphoto_max_bytes\tint\t204800\t0\t10240\t5242880\t"
+    "Largest photo size (bytes) taken from Telegram; a smaller size of the photo is picked to fit"
+    "\nmedia_config\tphoto_max_px\tint\t1568\t0\t200\t8000\tLongest side (pixels) of a photo sent to Claude"
+    "\nmedia_config\tfile_max_bytes\tint\t1048576\t0\t1024\t5242880\tLargest PDF or text file sent to Claude"
+    "\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t\tOpen-Meteo forecast API base URL"
+    "\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t\t"
+    "Open-Meteo geocoding API base URL"
+    "\ngw_config\tws_token\ttext\t\t1\t\t\tToken a WebSocket client must present"
+    "\nsafety_config\tcalls\tint\t3\t0\t1\t1000\tIdentical acting tool calls allowed per window"
+    "\nsafety_config\twindow_s\tint\t600\t0\t1\t86400\tSeconds in which repeated identical calls are counted"
+    "\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400\t"
+    "Quiet seconds after which an open circuit breaker closes"
+    "\ntg_config\troles\ttext\t\t0\t\t\t"
+    "Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> "
+    "<role>)"
+    "\ntool_config\tpolicy\ttext\t\t0\t\t\t"
+    "Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked "
+    "(tool_policy)"
+    "\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600\t"
+    "Seconds a confirmation question waits for Approve before it counts as Deny"
+    "\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000\tMessages one user may send per minute"
+    "\nsafety_config\tllm_per_hour\tint\t200\t0\t1\t100000\tLLM calls the device may make per hour"
+    "\nsafety_config\tday_tokens\tint\t2000000\t0\t0\t1000000000\t"
+    "Tokens the device may use per day, all kinds counted (0 = no limit)"
+    "\nllm_config\twatch_model\ttext\t\t0\t\t\t"
+    "Model that judges watcher readings (set_watch_model); empty: the main model"
+    "\nsafety_config\twatch_evals_min\tint\t6\t0\t1\t600\t"
+    "Watcher evaluations allowed per minute, all watchers"
+    "\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000\t"
+    "Watcher actions (tool calls and notices) allowed per hour, all watchers"
+    "\nmqtt_config\thost\ttext\t\t0\t\t\tMQTT broker host name or IP; empty: MQTT off (mqtt_set)"
+    "\nmqtt_config\tport\tint\t0\t0\t0\t65535\tMQTT broker port; 0: 1883, or 8883 with TLS"
+    "\nmqtt_config\tuser\ttext\t\t0\t\t\tMQTT user name (mqtt_auth)"
+    "\nmqtt_config\tpassword\ttext\t\t3\t\t\tMQTT password (mqtt_auth)"
+    "\nmqtt_config\ttls\tint\t0\t0\t0\t1\t1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"
+    "\nmqtt_config\tdevice_id\ttext\t\t0\t\t\t"
+    "This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"
+    "\nmqtt_config\trole\ttext\tobserver\t0\t\t\t"
+    "Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"
+    "\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1\t1: announce the board to Home Assistant (mqtt_discovery)"
+    "\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t\tHome Assistant's discovery prefix"
+    "\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
+    "Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
+    "\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
+    "\n"
 )
+_DESCRIPTION = const(5)  # the last field, counted from the kind (0)
+
+
+def _setting(row):
+    """(namespace, key, kind, default, flags, low, high, description) from one row of the table."""
+    ns, key, kind, default, flags, low, high, description = row.split("\t")
+    if kind == INT:
+        return ns, key, kind, int(default), int(flags), int(low), int(high), description
+    return ns, key, kind, default, int(flags), None, None, description
+
+
+class _Settings:
+    """SETTINGS: iterating yields every setting as a tuple, in table order, each row parsed then."""
+
+    def __iter__(self):
+        start = 1
+        end = _TABLE.find("\n", start)
+        while end > 0:
+            yield _setting(_TABLE[start:end])
+            start = end + 1
+            end = _TABLE.find("\n", start)
+
+
+SETTINGS = _Settings()
 
 
 def mask(value, password=False):
@@ -118,15 +145,33 @@ class UnknownSetting(KeyError):
 
 
 def _find(ns, key):
-    for setting in SETTINGS:
-        if setting[0] == ns and setting[1] == key:
-            return setting
-    names = ", ".join(s[0] + "." + s[1] for s in SETTINGS)
-    raise UnknownSetting("unknown setting '{}.{}'; valid settings: {}".format(ns, key, names))
+    """Where the row of ns.key goes on after its key (at its kind), or UnknownSetting."""
+    needle = "\n{}\t{}\t".format(ns, key)
+    at = _TABLE.find(needle)
+    # A tab or newline inside ns or key would match across fields: no such setting.
+    if at < 0 or needle.rfind("\n") or needle.find("\t", needle.find("\t") + 1) != len(needle) - 1:
+        names = ", ".join(s[0] + "." + s[1] for s in SETTINGS)
+        raise UnknownSetting("unknown setting '{}.{}'; valid settings: {}".format(ns, key, names))
+    return at + len(needle)
 
 
-def _name(setting):
-    return setting[0] + "." + setting[1]
+def _field(at, index):
+    """Field index (0 kind, 1 default, 2 flags, 3 low, 4 high, 5 description) of the row at `at`, as text."""
+    last = index == _DESCRIPTION
+    while index:
+        at = _TABLE.find("\t", at) + 1
+        index -= 1
+    return _TABLE[at:_TABLE.find("\n" if last else "\t", at)]
+
+
+def _is_int(at):
+    return _TABLE.startswith("int\t", at)  # INT, without building the text each time
+
+
+def _default(at):
+    """The default of the row at `at`: int for INT, else str."""
+    text = _field(at, 1)
+    return int(text) if _is_int(at) else text
 
 
 def _blank(value):
@@ -153,35 +198,34 @@ def _all_digits(text):
     return True
 
 
-def _validate(setting, value):
+def _validate(ns, key, at, value):
     """The value to store (int or str), or a ValueError/TypeError that never quotes a secret."""
-    kind, low, high = setting[2], setting[5], setting[6]
+    kind = _field(at, 0)
+    name = ns + "." + key
     if kind == INT:
+        low, high = int(_field(at, 3)), int(_field(at, 4))
         number = _whole_number(value)
         if number is None:
-            raise ValueError("{} must be a whole number from {} to {}".format(
-                _name(setting), low, high))
+            raise ValueError("{} must be a whole number from {} to {}".format(name, low, high))
         if not low <= number <= high:
-            raise ValueError("{} must be from {} to {}, not {}".format(
-                _name(setting), low, high, number))
+            raise ValueError("{} must be from {} to {}, not {}".format(name, low, high, number))
         return number
     if not isinstance(value, str):
-        raise TypeError("{} must be text".format(_name(setting)))
+        raise TypeError("{} must be text".format(name))
     value = value.strip()
     if len(value.encode()) > VALUE_MAX:
-        raise ValueError("{} is too long: at most {} bytes".format(_name(setting), VALUE_MAX))
+        raise ValueError("{} is too long: at most {} bytes".format(name, VALUE_MAX))
     for ch in value:
         if ord(ch) < 32 or ord(ch) == 127:
-            raise ValueError("{} must be one line without control characters".format(
-                _name(setting)))
+            raise ValueError("{} must be one line without control characters".format(name))
     if kind == URL and value and not (value.startswith("https://") or value.startswith("http://")):
-        raise ValueError("{} must start with https:// or http://".format(_name(setting)))
+        raise ValueError("{} must start with https:// or http://".format(name))
     if kind == IDS and value:
         ids = [part.strip() for part in value.split(",")]
         for part in ids:
             if not part or not _all_digits(part):
                 raise ValueError("{} must be user ids separated by commas, like 12345,67890"
-                                 .format(_name(setting)))
+                                 .format(name))
         value = ",".join(ids)
     return value
 
@@ -203,45 +247,45 @@ class Config:
             self._spaces[ns] = nvs
         return nvs
 
-    def _stored(self, setting):
+    def _stored(self, ns, key):
         """The stored text, or None when unset (or unreadable)."""
         try:
-            n = self._nvs(setting[0]).get_blob(setting[1], self._buf)
+            n = self._nvs(ns).get_blob(key, self._buf)
             return str(memoryview(self._buf)[:n], "utf-8")
         except (OSError, UnicodeError):  # not found, too long for the buffer, or not UTF-8
             return None
 
-    def _typed(self, setting, text):
-        if setting[2] != INT:
+    def _typed(self, at, text):
+        if not _is_int(at):
             return text
         try:
             return int(text)
         except ValueError:  # a corrupt value falls back to the default
-            return setting[3]
+            return _default(at)
 
     def get(self, ns, key):
         """The override, else the stored value, else the default (int for INT, else str)."""
-        setting = _find(ns, key)
+        at = _find(ns, key)
         override = self._overrides.get((ns, key))
         if override is not None:
             return override
-        text = self._stored(setting)
+        text = self._stored(ns, key)
         if text is None:
-            return setting[3]
-        return self._typed(setting, text)
+            return _default(at)
+        return self._typed(at, text)
 
     def is_set(self, ns, key):
         """True when the setting has an override or a stored value."""
-        setting = _find(ns, key)
-        return (ns, key) in self._overrides or self._stored(setting) is not None
+        _find(ns, key)
+        return (ns, key) in self._overrides or self._stored(ns, key) is not None
 
     def set(self, ns, key, value):
         """Validate, store and commit; blank text is the same as unset()."""
-        setting = _find(ns, key)
+        at = _find(ns, key)
         if _blank(value):
             self.unset(ns, key)
             return
-        value = _validate(setting, value)
+        value = _validate(ns, key, at, value)
         nvs = self._nvs(ns)
         nvs.set_blob(key, str(value))
         nvs.commit()
@@ -270,11 +314,11 @@ class Config:
 
     def override(self, ns, key, value):
         """Use value instead of the stored one, in memory only; None or "" drops the override."""
-        setting = _find(ns, key)
+        at = _find(ns, key)
         if value is None or _blank(value):
             self._overrides.pop((ns, key), None)
         else:
-            self._overrides[(ns, key)] = _validate(setting, value)
+            self._overrides[(ns, key)] = _validate(ns, key, at, value)
         self._notify(ns, key)
 
     def shown(self):

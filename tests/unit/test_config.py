@@ -193,7 +193,7 @@ def test_subscribers_hear_every_change():
                      ("gw_config", "ws_port", 9000)]
     del heard[:]
     cfg.reset()
-    assert len(heard) == len(config.SETTINGS)
+    assert len(heard) == len(list(config.SETTINGS))
     assert ("llm_config", "api_key", "") in heard
 
 
