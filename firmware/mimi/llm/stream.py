@@ -160,7 +160,10 @@ class MessageAssembler:
             block = self._finished[i]
             if block["type"] == "text":
                 parts.append(block["text"])
-                parts.append(self._links.get(i, ""))
+                if i in self._links:
+                    parts.append(self._links[i])
+        if len(parts) == 1:
+            return parts[0]  # the usual single block: no copy of a reply that may be many KB
         return "".join(parts)
 
     @property
