@@ -1,4 +1,6 @@
 # The system prompt: built from flash, byte-identical while the files are unchanged, time kept out.
+import json
+
 from support import remove_tree, tempdir, write
 
 from mimi.agent.context import Context
@@ -20,9 +22,9 @@ def test_system_prompt_is_byte_identical_across_turns_and_hours():
     try:
         first = ctx.system_text(NOON)
         assert ctx.system_text(NOON + 3000) == first  # later the same day: no clock inside
-        blocks = ctx.system_blocks(NOON)
-        assert blocks[-1]["cache_control"] == {"type": "ephemeral"}
-        assert "".join(b["text"] for b in blocks) == first
+        sent = json.loads(b"".join(ctx.system_blocks(NOON).chunks()))  # the request's system value, from flash
+        assert sent[-1]["cache_control"] == {"type": "ephemeral"}
+        assert "".join(b["text"] for b in sent) == first
         assert "12:00" not in first and "12:50" not in first
     finally:
         remove_tree(root)

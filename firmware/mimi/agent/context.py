@@ -1,6 +1,6 @@
 # Builds what Claude sees: a system prompt from flash, byte-identical while its files are unchanged.
 from mimi import platform
-from mimi.agent import skills
+from mimi.agent import prompt_file, skills
 from mimi.platform import const
 
 SOUL_MAX = const(8192)
@@ -29,54 +29,98 @@ class Context:
     def __init__(self, flash, memory):
         self.flash = flash
         self.memory = memory
-        # The sections as last built, kept while no file they come from can have changed (files.changes()
-        # and the dates are the same): no 13 KB of strings rebuilt, and no 4 KB holes sought, every turn.
-        self._built = None
         from mimi.storage import files
 
+        # The encoded prompt lives on flash (prompt_file), kept while no file it comes from can have
+        # changed (files.changes() and the date are the same): (key, PromptFile), or (key, None) when it
+        # could not be written (flash full: the blocks are built in RAM for each turn instead).
+        self.prompt_path = files.join(flash.root, prompt_file.NAME)
+        self._kept = None
         files.quiet(flash.sessions_dir)  # written every turn, never part of the prompt
         files.quiet(files.join(flash.root, "audit"))
+        files.quiet(self.prompt_path, False)  # its own writes change nothing
 
     def _section(self, title, text):
         text = (text or "").strip()
         return "\n# {}\n\n{}\n".format(title, text) if text else ""
 
+    def _dates(self, now):
+        now = platform.unix_time() if now is None else now
+        return [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
+
     def sections(self, now=None):
-        """The system prompt's parts in a fixed order; they depend only on the files and the date."""
+        """The system prompt's parts in a fixed order, built in RAM; they depend only on the files and
+        the date."""
         from mimi.storage import files
 
-        now = platform.unix_time() if now is None else now
-        dates = [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
-        key = (files.changes(), dates[0])
-        if self._built is not None and self._built[0] == key:
-            return self._built[1]
-        self._built = None  # the old strings go before the new ones are read
         parts = [
             _PREAMBLE + self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
             self._section("USER", files.read_text(self.flash.user_path, USER_MAX)),
             self._section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
         ]
-        for date, text in self.memory.recent_daily(dates, DAILY_PROMPT_MAX):
+        for date, text in self.memory.recent_daily(self._dates(now), DAILY_PROMPT_MAX):
             parts.append(self._section("Daily notes " + date, text))
         listed = skills.summary(self.flash)
         if listed:
             parts.append(self._section("Skills", _SKILLS_INTRO + listed))
-        parts = [part for part in parts if part]
-        self._built = (key, parts)
-        return parts
+        return [part for part in parts if part]
 
     def system_text(self, now=None):
         """The system prompt as one string (for inspection; requests send the blocks)."""
         return "".join(self.sections(now))
 
     def system_blocks(self, now=None):
-        """The system prompt as API blocks, one per section (no large joined string on a small
-        heap); the last carries cache_control, which caches the whole prefix."""
-        blocks = [{"type": "text", "text": part} for part in self.sections(now)]
-        blocks[-1]["cache_control"] = {"type": "ephemeral"}
-        return blocks
+        """The system prompt for the request: the file the blocks' JSON was written to (sent from flash,
+        nothing of it kept in RAM), or, when it cannot be written, the blocks themselves; the same bytes."""
+        from mimi.storage import files
+
+        dates = self._dates(now)
+        key = (files.changes(), dates[0])
+        kept = self._kept
+        self._kept = None
+        if kept is not None and kept[0] == key:
+            if kept[1] is None:  # could not be written for these files: not tried again every turn
+                self._kept = kept
+                return _blocks(self.sections(now))
+            if kept[1].intact():
+                self._kept = kept
+                return kept[1]
+        del kept
+        made = None
+        try:
+            made = prompt_file.write(self.prompt_path, _blocks, _PREAMBLE, self._sources(dates))
+        except OSError as exc:  # a full flash must not cost the turn
+            print("context: system prompt not saved to flash ({}); built in RAM".format(exc))
+        self._kept = (key, made)
+        return made if made is not None else _blocks(self.sections(now))
+
+    def _sources(self, dates):
+        """(title, str slices) per section for prompt_file, read as sections() reads them."""
+        file_slices = prompt_file.file_slices
+        flash = self.flash
+        yield "SOUL", file_slices(flash.soul_path, SOUL_MAX)
+        yield "USER", file_slices(flash.user_path, USER_MAX)
+        yield "MEMORY", file_slices(flash.memory_path, MEMORY_PROMPT_MAX)
+        for date in dates:
+            yield "Daily notes " + date, file_slices(flash.daily_path(date), DAILY_PROMPT_MAX)
+        yield "Skills", _skills_slices(flash)
 
     def user_turn(self, text, channel, now=None):
         """The newest user message: the time lives here, never in the system prompt."""
         stamp = "[context] {} via {}".format(platform.utc_stamp(now), channel)
         return {"role": "user", "content": [{"type": "text", "text": stamp}, {"type": "text", "text": text}]}
+
+
+def _blocks(parts):
+    """The API blocks, one per section (no large joined string on a small heap); the last carries
+    cache_control, which caches the whole prefix."""
+    blocks = [{"type": "text", "text": part} for part in parts]
+    blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    return blocks
+
+
+def _skills_slices(flash):
+    listed = skills.summary(flash)
+    if listed:
+        yield _SKILLS_INTRO
+        yield listed

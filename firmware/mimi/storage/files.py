@@ -70,9 +70,9 @@ _changes = [0]
 _quiet = []
 
 
-def quiet(folder):
-    """Writes under folder never change the system prompt (they do not count in changes())."""
-    folder = folder.rstrip("/") + "/"
+def quiet(folder, is_folder=True):
+    """Writes under folder (or to one file and its .tmp) never change the system prompt (not in changes())."""
+    folder = folder.rstrip("/") + "/" if is_folder else folder
     if folder not in _quiet:
         _quiet.append(folder)
 
