@@ -3,6 +3,10 @@
 import json
 import sys
 
+from support import run
+
+from mimi.llm import server_tools
+from mimi.llm.claude import JsonBody
 from mimi.tools import registry
 from mimi.tools.builtin_defs import DEFS
 from mimi.tools.registry import LAZY, LazyTool, Registry
@@ -10,6 +14,11 @@ from mimi.tools.registry import LAZY, LazyTool, Registry
 
 class _App:
     pass
+
+
+# CPython's dicts keep the literals' key order, as the encoded definitions do; MicroPython's iterate by hash,
+# so there its dict form encodes the same JSON with the keys in another order.
+_ORDERED = list({"b": 0, "a": 0}) == ["b", "a"]
 
 
 def _real_tools():
@@ -35,19 +44,74 @@ def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
     real = list(_real_tools())
     assert [(entry[0], entry[1]) for entry in DEFS] == [(tool.name, module) for module, tool in real]
     for entry, (module, tool) in zip(DEFS, real):
-        name, _, tier, acting, description, schema = entry
+        name, _, tier, acting, definition = entry
+        assert isinstance(definition, bytes), name
         assert tier == getattr(tool, "tier", None), name
         assert acting == bool(getattr(tool, "acting", False)), name
-        assert description == tool.description, name
-        assert json.dumps(schema) == json.dumps(tool.schema), name
+        assert json.loads(definition) == {"name": name, "description": tool.description, "input_schema": tool.schema}
+        if _ORDERED:  # the bytes the dict form gives, keys in the modules' order
+            assert definition == json.dumps(
+                {"name": name, "description": tool.description, "input_schema": tool.schema}).encode(), name
+
+
+def _decoded(definition):
+    return json.loads(definition) if isinstance(definition, bytes) else definition
+
+
+def _request(tools):
+    return b"".join(JsonBody("soul", [{"role": "user", "content": "hi"}], tools, "claude-x", 1024).pieces())
 
 
 def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
     lazy = Registry()
     lazy.load_builtins()
-    assert json.dumps(lazy.definitions()) == json.dumps(_eager_definitions().definitions())
+    sent, eager = lazy.definitions(), _eager_definitions().definitions()
+    assert isinstance(sent[[d["name"] for d in eager].index("read_file")], bytes)  # kept encoded
+    assert [_decoded(d) for d in sent] == eager  # one at a time: the unit tests' MicroPython heap is small
+    if _ORDERED:
+        assert _request(sent) == _request(eager)
     assert isinstance(lazy.tools["read_file"], LazyTool) and not isinstance(lazy.tools["remember"], LazyTool)
     assert not lazy.warnings
+
+
+def test_a_lazy_tool_decodes_its_description_and_schema_when_asked():
+    eager = _eager_definitions()
+    lazy = Registry()
+    lazy.load_builtins()
+    for name, tool in lazy.tools.items():
+        assert registry.check_tool(tool) is None, name
+        assert tool.description == eager.tools[name].description, name
+        assert tool.schema == eager.tools[name].schema, name
+    text, is_error = run(lazy.execute("read_file", {"offset": 1}))
+    assert is_error and text == "invalid input for read_file: missing required field 'path'"
+
+
+class _Config:
+    def __init__(self, **settings):
+        self.settings = settings
+
+    def get(self, ns, key):
+        return self.settings.get(key)
+
+    def is_set(self, ns, key):
+        return key in self.settings
+
+
+def test_the_server_tools_take_the_encoded_definitions_in_the_registrys_order():
+    lazy = Registry()
+    lazy.load_builtins()
+    device = lazy.definitions()
+    names = [_decoded(d)["name"] for d in device]
+    assert names == sorted(names) and "web_search" in names and "web_fetch" in names
+    tools = server_tools.definitions(_Config(search_mode="server", server_fetch=1, search_max_uses=3), device)
+    sent = [_decoded(t) for t in tools]
+    assert [t["name"] for t in sent] == names
+    assert [t.get("type") for t in sent if "type" in t] == [server_tools.FETCH_TYPE, server_tools.SEARCH_TYPE]
+    if _ORDERED:
+        assert json.loads(_request(tools))["tools"] == sent
+    assert server_tools.has_server_tools(tools) and server_tools.beta_header(tools) == server_tools.FETCH_BETA
+    assert not server_tools.has_server_tools(device) and server_tools.beta_header(device) is None
+    assert server_tools.definitions(_Config(search_mode="device"), device) == device
 
 
 def test_the_safety_attributes_are_the_tools_own():
@@ -101,8 +165,6 @@ def test_the_lazy_console_commands_are_the_modules_own():  # else: python tools/
 
 
 def test_a_lazy_command_sets_its_module_up_at_the_first_use():
-    from support import run
-
     gpio = __import__("mimi.tools.gpio", None, None, ["_"])
     app = _Recorder()
     app.config = _App()

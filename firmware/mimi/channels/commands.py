@@ -117,8 +117,8 @@ class Commands:
 
     async def tool_list(self):
         registry = self.app.registry
-        for definition in registry.definitions():
-            self.out("  {}  {}".format(definition["name"], definition["description"].split("\n")[0][:90]))
+        for name in sorted(registry.tools):  # the definitions' order
+            self.out("  {}  {}".format(name, registry.tools[name].description.split("\n")[0][:90]))
         if not registry.tools:
             self.out("(no tools loaded)")
         for warning in registry.warnings:

@@ -11,6 +11,13 @@ NS = "web_config"
 PAUSES_MAX = const(3)  # pause_turn continuations of one turn
 ACTIVITY = {"web_search": "searching the web", "web_fetch": "reading a web page"}  # what a live draft says
 _LINK_TITLE_MAX = const(40)
+_NAME_AT = const(10)  # a built-in's definition is its request JSON (bytes): b'{"name": "<name>", ...'
+
+
+def _name(tool):
+    if isinstance(tool, bytes):
+        return tool[_NAME_AT : tool.index(b'"', _NAME_AT)].decode()
+    return tool.get("name")
 
 
 def mode(config):
@@ -32,7 +39,7 @@ def definitions(config, device_tools, searches_left=True):
     drop = ()
     if chosen != DEVICE:
         drop = ("web_search", "web_fetch") if fetch_on(config) else ("web_search",)
-    tools = [t for t in device_tools or () if t.get("name") not in drop] if drop else list(device_tools or ())
+    tools = [t for t in device_tools or () if _name(t) not in drop] if drop else list(device_tools or ())
     if chosen == SERVER:
         uses = config.get(NS, "search_max_uses")
         if fetch_on(config):
@@ -40,13 +47,13 @@ def definitions(config, device_tools, searches_left=True):
                           "max_content_tokens": FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
         if searches_left:
             tools.append({"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses})
-    tools.sort(key=lambda t: t["name"])  # one stable order, the registry's: by name
+    tools.sort(key=_name)  # one stable order, the registry's: by name
     return tools or None
 
 
 def has_server_tools(tools):
     for tool in tools or ():
-        if "type" in tool:
+        if isinstance(tool, dict) and "type" in tool:  # a built-in's bytes: a device tool
             return True
     return False
 
@@ -54,7 +61,7 @@ def has_server_tools(tools):
 def beta_header(tools):
     """The anthropic-beta value a request with these tools needs, or None."""
     for tool in tools or ():
-        if tool.get("type") == FETCH_TYPE:
+        if isinstance(tool, dict) and tool.get("type") == FETCH_TYPE:
             return FETCH_BETA
     return None
 

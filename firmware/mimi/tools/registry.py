@@ -105,15 +105,40 @@ def check_input(schema, data):
 
 
 class LazyTool:
-    """A built-in tool's definition (name, description, schema, tier, acting) held as data; run() imports
-    and sets up the module with the code at the first call, then hands every call to the real tool."""
+    """A built-in tool held as data (builtin_defs.DEFS): its definition is the request's JSON, bytes that stay
+    in flash on a ROMFS board; description and schema are decoded from it when asked (a call's input check,
+    the tool_list command). run() imports and sets up the module with the code at the first call, then hands
+    every call to the real tool."""
 
-    def __init__(self, registry, name, module, tier, acting, description, schema):
-        self.name, self.tier, self.acting, self.description, self.schema = name, tier, acting, description, schema
-        self._registry, self._module = registry, module
+    def __init__(self, registry, row):  # row: (name, module, tier, acting, definition), a DEFS constant
+        self._registry, self._row = registry, row
+
+    @property
+    def name(self):
+        return self._row[0]
+
+    @property
+    def tier(self):
+        return self._row[2]
+
+    @property
+    def acting(self):
+        return self._row[3]
+
+    @property
+    def definition(self):
+        return self._row[4]
+
+    @property
+    def description(self):
+        return json.loads(self.definition)["description"]
+
+    @property
+    def schema(self):
+        return json.loads(self.definition)["input_schema"]
 
     def run(self, input):  # the real run()'s result: a value, or a coroutine the caller awaits
-        return self._registry.code(self._module, self.name).run(input)
+        return self._registry.code(self._row[1], self._row[0]).run(input)
 
 
 class Registry:
@@ -131,7 +156,7 @@ class Registry:
         self.approvers = []
 
     def add(self, tool, origin="built-in"):
-        problem = check_tool(tool)
+        problem = None if isinstance(tool, LazyTool) else check_tool(tool)  # DEFS: checked by its tests
         if problem is None and tool.name in self.tools:
             problem = "a tool named '{}' already exists".format(tool.name)
         if problem:
@@ -165,7 +190,7 @@ class Registry:
                         from mimi.tools.builtin_defs import DEFS as defs
                     for entry in defs:
                         if entry[1] == name:
-                            self.add(LazyTool(self, *entry))
+                            self.add(LazyTool(self, entry))
                     if name in LAZY_COMMANDS:
                         self.add_commands(name)
                     continue
@@ -227,12 +252,10 @@ class Registry:
         return found
 
     def definitions(self):
-        """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working."""
+        """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a
+        built-in's is its encoded JSON (bytes, written as it is), a user tool's a dict."""
         if self._definitions is None:
-            self._definitions = [
-                {"name": name, "description": self.tools[name].description, "input_schema": self.tools[name].schema}
-                for name in sorted(self.tools)
-            ]
+            self._definitions = [_definition(self.tools[name]) for name in sorted(self.tools)]
         return self._definitions
 
     async def execute(self, name, data):  # [safety] guards see every call: breaker before, audit after
@@ -291,6 +314,12 @@ class Registry:
         if took > 2000:
             print("tools: {} took {} ms".format(name, took))
         return text, False
+
+
+def _definition(tool):
+    if isinstance(tool, LazyTool):
+        return tool.definition
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 
 
 def _lazy_command(registry, module, handler):
