@@ -9,35 +9,59 @@ _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
 SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token", "mqtt_auth")
 
 
+# The built-in commands, one a line: name, usage, fewest args, most args (-1: rest joined), description,
+# and the namespace.key a setter saves (else the method of that name runs it), tab-separated. A str
+# constant stays in the image (flash); a line is read only when its command is run or listed.
+_BUILTINS = (
+    "\nhelp\thelp\t0\t0\tlist the commands\t"
+    "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\t"
+    "\nchat\tchat <text>\t1\t-1\ttalk to the agent from the console\t"
+    "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect\t"
+    "\nwifi_status\twifi_status\t0\t0\tWiFi connection, IP and signal\t"
+    "\nset_tg_token\tset_tg_token <token>\t1\t1\tsave the Telegram bot token\ttg_config.bot_token"
+    "\nset_api_key\tset_api_key <key>\t1\t1\tsave the Anthropic API key\tllm_config.api_key"
+    "\nset_model\tset_model <model_id>\t1\t1\tchoose the Claude model\tllm_config.model"
+    "\nset_max_tokens\tset_max_tokens <n>\t1\t1\tlongest reply, in tokens\tllm_config.max_tokens"
+    "\nset_llm_api\tset_llm_api <url>\t1\t1\tAnthropic API endpoint\tllm_config.api_base"
+    "\nset_tg_api\tset_tg_api <url>\t1\t1\tTelegram Bot API endpoint\ttg_config.api_base"
+    "\nconfig_show\tconfig_show\t0\t0\tevery setting, secrets masked\t"
+    "\nconfig_set\tconfig_set <namespace.key> <value>\t2\t-1\tchange any setting (see config_show)\t"
+    "\ntool_list\ttool_list\t0\t0\tthe tools the agent can use\t"
+    "\ntool_exec\ttool_exec <name> [json]\t1\t-1\trun a tool by hand, e.g. tool_exec get_current_time {}\t"
+    "\nconfig_reset\tconfig_reset\t0\t0\terase every setting (back to defaults)\t"
+    "\nmemory_read\tmemory_read\t0\t0\tprint MEMORY.md\t"
+    "\nmemory_write\tmemory_write <text>\t1\t-1\treplace MEMORY.md\t"
+    "\nsession_list\tsession_list\t0\t0\tlist the chat sessions\t"
+    "\nsession_clear\tsession_clear <chat_id>\t1\t1\tforget one chat's history\t"
+    "\nheap_info\theap_info\t0\t0\tfree and used heap\t"
+    "\nrestart\trestart\t0\t0\treboot the device\t"
+    "\n"
+)
+
+
 class Commands:
     def __init__(self, app, console):
         self.app = app
         self.console = console
-        # name: (handler, usage, fewest args, most args (-1: rest joined), description)
-        self.table = {
-            "help": (self.help, "help", 0, 0, "list the commands"),
-            "status": (self.status, "status", 0, 0, "what is configured, connected and running"),
-            "chat": (self.chat, "chat <text>", 1, -1, "talk to the agent from the console"),
-            "wifi_set": (self.wifi_set, "wifi_set <ssid> <password>", 2, 2, "save WiFi credentials and reconnect"),
-            "wifi_status": (self.wifi_status, "wifi_status", 0, 0, "WiFi connection, IP and signal"),
-            "set_tg_token": (self.setter("tg_config", "bot_token"), "set_tg_token <token>", 1, 1, "save the Telegram bot token"),
-            "set_api_key": (self.setter("llm_config", "api_key"), "set_api_key <key>", 1, 1, "save the Anthropic API key"),
-            "set_model": (self.setter("llm_config", "model"), "set_model <model_id>", 1, 1, "choose the Claude model"),
-            "set_max_tokens": (self.setter("llm_config", "max_tokens"), "set_max_tokens <n>", 1, 1, "longest reply, in tokens"),
-            "set_llm_api": (self.setter("llm_config", "api_base"), "set_llm_api <url>", 1, 1, "Anthropic API endpoint"),
-            "set_tg_api": (self.setter("tg_config", "api_base"), "set_tg_api <url>", 1, 1, "Telegram Bot API endpoint"),
-            "config_show": (self.config_show, "config_show", 0, 0, "every setting, secrets masked"),
-            "config_set": (self.config_set, "config_set <namespace.key> <value>", 2, -1, "change any setting (see config_show)"),
-            "tool_list": (self.tool_list, "tool_list", 0, 0, "the tools the agent can use"),
-            "tool_exec": (self.tool_exec, "tool_exec <name> [json]", 1, -1, "run a tool by hand, e.g. tool_exec get_current_time {}"),
-            "config_reset": (self.config_reset, "config_reset", 0, 0, "erase every setting (back to defaults)"),
-            "memory_read": (self.memory_read, "memory_read", 0, 0, "print MEMORY.md"),
-            "memory_write": (self.memory_write, "memory_write <text>", 1, -1, "replace MEMORY.md"),
-            "session_list": (self.session_list, "session_list", 0, 0, "list the chat sessions"),
-            "session_clear": (self.session_clear, "session_clear <chat_id>", 1, 1, "forget one chat's history"),
-            "heap_info": (self.heap_info, "heap_info", 0, 0, "free and used heap"),
-            "restart": (self.restart, "restart", 0, 0, "reboot the device"),
-        }
+        # name: (handler, usage, fewest args, most args (-1: rest joined), description);
+        # None for a built-in, read from _BUILTINS by entry()
+        self.table = {}
+        start, tab = 1, _BUILTINS.find("\t")
+        while tab > 0:
+            self.table[_BUILTINS[start:tab]] = None
+            start = _BUILTINS.find("\n", tab) + 1
+            tab = _BUILTINS.find("\t", start)
+        self.table["status"] = self.entry("status")  # whole: other layers wrap its handler
+
+    def entry(self, name):
+        """name's (handler, usage, fewest, most, description), or None for an unknown command."""
+        entry = self.table.get(name)
+        if entry is not None or name not in self.table:
+            return entry
+        at = _BUILTINS.find("\n{}\t".format(name)) + 1
+        _, usage, fewest, most, description, setting = _BUILTINS[at:_BUILTINS.find("\n", at)].split("\t")
+        handler = self.setter(*setting.split(".")) if setting else getattr(self, name)
+        return handler, usage, int(fewest), int(most), description
 
     def add(self, name, handler, usage, fewest, most, description):
         """Let a layer (Telegram, gateway...) add its commands: handler is async, gets str args."""
@@ -51,7 +75,7 @@ class Commands:
         name = line.split(None, 1)[0] if line else ""
         if not name:
             return
-        entry = self.table.get(name)
+        entry = self.entry(name)
         if entry is None:
             self.unknown(name)
             return
@@ -82,9 +106,9 @@ class Commands:
             self.out("{}; type help for the list, or chat <text> to talk to the agent".format(shown))
 
     async def help(self):
-        width = max(len(entry[1]) for entry in self.table.values())
-        for name in sorted(self.table):
-            entry = self.table[name]
+        entries = [self.entry(name) for name in sorted(self.table)]
+        width = max(len(entry[1]) for entry in entries)
+        for entry in entries:
             self.out("  {}  {}".format(entry[1] + " " * (width - len(entry[1])), entry[4]))
 
     def setter(self, ns, key):
