@@ -70,6 +70,7 @@ class Agent:
                     from mimi.agent import attachments
 
                     attachments.discard(message)
+            message = None  # not kept while the loop waits for the next one (a long text: kilobytes)
 
     async def _reply(self, message, text, kind, streamed=False):
         # `request` carries the inbound extras back, so a channel can acknowledge what it answered.
