@@ -20,91 +20,91 @@ _HIDDEN_SHORT = "****"
 _HIDDEN_PASSWORD = "********"
 
 # The single source of truth, one row a line: "\n" namespace, key, kind, default, flags, low, high,
-# description, tab-separated. A str constant stays in the image (flash), so the table costs next to
-# no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read. low/high bound INT
-# values and are empty for the other kinds; flags is 0, SECRET or PASSWORD.
+# description, tab-separated. A bytes constant stays in the image (flash), so the table costs next to
+# no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read (bytes: indexes
+# without UTF-8 walks). low/high bound INT values and are empty for the other kinds; flags is 0,
+# SECRET or PASSWORD.
 _TABLE = (
-    "\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
-    "\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password"
-    "\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535\t"
-    "TCP port of the setup page on the MimiClaw-XXXX access point"
-    "\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather"
-    "\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t\tTelegram Bot API base URL"
-    "\ntg_config\tallowlist\tids\t\t0\t\t\tTelegram user ids allowed to chat, comma-separated"
-    "\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key"
-    "\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t\tClaude model name"
-    "\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t\tAnthropic API base URL"
-    "\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000\tMost tokens in one reply"
-    "\ngw_config\tws_port\tint\t18789\t0\t1\t65535\tWebSocket gateway TCP port"
-    "\nagent_config\theartbeat_s\tint\t1800\t0\t0\t86400\t"
-    "Seconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)"
-    "\ntool_config\tgpio_allow\tids\t\t0\t\t\t"
-    "GPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)"
-    "\nweb_config\tsearch_key\ttext\t\t1\t\t\t"
-    "Web search API key, Brave Search or Tavily (set_search_key <key>)"
-    "\nweb_config\tsearch_provider\ttext\tbrave\t0\t\t\tWeb search provider: brave or tavily"
-    "\nweb_config\tsearch_api\turl\t\t0\t\t\tWeb search endpoint URL; empty: the provider's own"
-    "\nweb_config\tsearch_mode\ttext\t\t0\t\t\t"
-    "Who searches the web: server (Claude's own), device (web_search with your key) or off; empty: "
-    "device when a search key is set, else server (set_search)"
-    "\nweb_config\tsearch_max_uses\tint\t3\t0\t1\t10\t"
-    "Searches (and fetches) Claude may run per request, server mode"
-    "\nweb_config\tserver_fetch\tint\t0\t0\t0\t1\t"
-    "1: Claude's own web_fetch (beta) instead of the device's, server mode"
-    "\nsafety_config\tday_searches\tint\t100\t0\t0\t100000\t"
-    "Claude's server web searches per day (0 = no limit); past it, requests offer no web search"
-    "\nmedia_config\tphoto_max_bytes\tint\t204800\t0\t10240\t5242880\t"
-    "Largest photo size (bytes) taken from Telegram; a smaller size of the photo is picked to fit"
-    "\nmedia_config\tphoto_max_px\tint\t1568\t0\t200\t8000\tLongest side (pixels) of a photo sent to Claude"
-    "\nmedia_config\tfile_max_bytes\tint\t1048576\t0\t1024\t5242880\tLargest PDF or text file sent to Claude"
-    "\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t\tOpen-Meteo forecast API base URL"
-    "\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t\t"
-    "Open-Meteo geocoding API base URL"
-    "\ngw_config\tws_token\ttext\t\t1\t\t\tToken a WebSocket client must present"
-    "\nsafety_config\tcalls\tint\t3\t0\t1\t1000\tIdentical acting tool calls allowed per window"
-    "\nsafety_config\twindow_s\tint\t600\t0\t1\t86400\tSeconds in which repeated identical calls are counted"
-    "\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400\t"
-    "Quiet seconds after which an open circuit breaker closes"
-    "\ntg_config\troles\ttext\t\t0\t\t\t"
-    "Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> "
-    "<role>)"
-    "\ntool_config\tpolicy\ttext\t\t0\t\t\t"
-    "Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked "
-    "(tool_policy)"
-    "\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600\t"
-    "Seconds a confirmation question waits for Approve before it counts as Deny"
-    "\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000\tMessages one user may send per minute"
-    "\nsafety_config\tllm_per_hour\tint\t200\t0\t1\t100000\tLLM calls the device may make per hour"
-    "\nsafety_config\tday_tokens\tint\t2000000\t0\t0\t1000000000\t"
-    "Tokens the device may use per day, all kinds counted (0 = no limit)"
-    "\nllm_config\twatch_model\ttext\t\t0\t\t\t"
-    "Model that judges watcher readings (set_watch_model); empty: the main model"
-    "\nsafety_config\twatch_evals_min\tint\t6\t0\t1\t600\t"
-    "Watcher evaluations allowed per minute, all watchers"
-    "\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000\t"
-    "Watcher actions (tool calls and notices) allowed per hour, all watchers"
-    "\nmqtt_config\thost\ttext\t\t0\t\t\tMQTT broker host name or IP; empty: MQTT off (mqtt_set)"
-    "\nmqtt_config\tport\tint\t0\t0\t0\t65535\tMQTT broker port; 0: 1883, or 8883 with TLS"
-    "\nmqtt_config\tuser\ttext\t\t0\t\t\tMQTT user name (mqtt_auth)"
-    "\nmqtt_config\tpassword\ttext\t\t3\t\t\tMQTT password (mqtt_auth)"
-    "\nmqtt_config\ttls\tint\t0\t0\t0\t1\t1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"
-    "\nmqtt_config\tdevice_id\ttext\t\t0\t\t\t"
-    "This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"
-    "\nmqtt_config\trole\ttext\tobserver\t0\t\t\t"
-    "Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"
-    "\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1\t1: announce the board to Home Assistant (mqtt_discovery)"
-    "\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t\tHome Assistant's discovery prefix"
-    "\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
-    "Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
-    "\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
-    "\n"
+    b"\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
+    b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password"
+    b"\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535\t"
+    b"TCP port of the setup page on the MimiClaw-XXXX access point"
+    b"\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather"
+    b"\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t\tTelegram Bot API base URL"
+    b"\ntg_config\tallowlist\tids\t\t0\t\t\tTelegram user ids allowed to chat, comma-separated"
+    b"\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key"
+    b"\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t\tClaude model name"
+    b"\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t\tAnthropic API base URL"
+    b"\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000\tMost tokens in one reply"
+    b"\ngw_config\tws_port\tint\t18789\t0\t1\t65535\tWebSocket gateway TCP port"
+    b"\nagent_config\theartbeat_s\tint\t1800\t0\t0\t86400\t"
+    b"Seconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)"
+    b"\ntool_config\tgpio_allow\tids\t\t0\t\t\t"
+    b"GPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)"
+    b"\nweb_config\tsearch_key\ttext\t\t1\t\t\t"
+    b"Web search API key, Brave Search or Tavily (set_search_key <key>)"
+    b"\nweb_config\tsearch_provider\ttext\tbrave\t0\t\t\tWeb search provider: brave or tavily"
+    b"\nweb_config\tsearch_api\turl\t\t0\t\t\tWeb search endpoint URL; empty: the provider's own"
+    b"\nweb_config\tsearch_mode\ttext\t\t0\t\t\t"
+    b"Who searches the web: server (Claude's own), device (web_search with your key) or off; empty: "
+    b"device when a search key is set, else server (set_search)"
+    b"\nweb_config\tsearch_max_uses\tint\t3\t0\t1\t10\t"
+    b"Searches (and fetches) Claude may run per request, server mode"
+    b"\nweb_config\tserver_fetch\tint\t0\t0\t0\t1\t"
+    b"1: Claude's own web_fetch (beta) instead of the device's, server mode"
+    b"\nsafety_config\tday_searches\tint\t100\t0\t0\t100000\t"
+    b"Claude's server web searches per day (0 = no limit); past it, requests offer no web search"
+    b"\nmedia_config\tphoto_max_bytes\tint\t204800\t0\t10240\t5242880\t"
+    b"Largest photo size (bytes) taken from Telegram; a smaller size of the photo is picked to fit"
+    b"\nmedia_config\tphoto_max_px\tint\t1568\t0\t200\t8000\tLongest side (pixels) of a photo sent to Claude"
+    b"\nmedia_config\tfile_max_bytes\tint\t1048576\t0\t1024\t5242880\tLargest PDF or text file sent to Claude"
+    b"\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t\tOpen-Meteo forecast API base URL"
+    b"\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t\t"
+    b"Open-Meteo geocoding API base URL"
+    b"\ngw_config\tws_token\ttext\t\t1\t\t\tToken a WebSocket client must present"
+    b"\nsafety_config\tcalls\tint\t3\t0\t1\t1000\tIdentical acting tool calls allowed per window"
+    b"\nsafety_config\twindow_s\tint\t600\t0\t1\t86400\tSeconds in which repeated identical calls are counted"
+    b"\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400\t"
+    b"Quiet seconds after which an open circuit breaker closes"
+    b"\ntg_config\troles\ttext\t\t0\t\t\t"
+    b"Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> "
+    b"<role>)"
+    b"\ntool_config\tpolicy\ttext\t\t0\t\t\t"
+    b"Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked "
+    b"(tool_policy)"
+    b"\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600\t"
+    b"Seconds a confirmation question waits for Approve before it counts as Deny"
+    b"\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000\tMessages one user may send per minute"
+    b"\nsafety_config\tllm_per_hour\tint\t200\t0\t1\t100000\tLLM calls the device may make per hour"
+    b"\nsafety_config\tday_tokens\tint\t2000000\t0\t0\t1000000000\t"
+    b"Tokens the device may use per day, all kinds counted (0 = no limit)"
+    b"\nllm_config\twatch_model\ttext\t\t0\t\t\t"
+    b"Model that judges watcher readings (set_watch_model); empty: the main model"
+    b"\nsafety_config\twatch_evals_min\tint\t6\t0\t1\t600\t"
+    b"Watcher evaluations allowed per minute, all watchers"
+    b"\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000\t"
+    b"Watcher actions (tool calls and notices) allowed per hour, all watchers"
+    b"\nmqtt_config\thost\ttext\t\t0\t\t\tMQTT broker host name or IP; empty: MQTT off (mqtt_set)"
+    b"\nmqtt_config\tport\tint\t0\t0\t0\t65535\tMQTT broker port; 0: 1883, or 8883 with TLS"
+    b"\nmqtt_config\tuser\ttext\t\t0\t\t\tMQTT user name (mqtt_auth)"
+    b"\nmqtt_config\tpassword\ttext\t\t3\t\t\tMQTT password (mqtt_auth)"
+    b"\nmqtt_config\ttls\tint\t0\t0\t0\t1\t1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"
+    b"\nmqtt_config\tdevice_id\ttext\t\t0\t\t\t"
+    b"This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"
+    b"\nmqtt_config\trole\ttext\tobserver\t0\t\t\t"
+    b"Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"
+    b"\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1\t1: announce the board to Home Assistant (mqtt_discovery)"
+    b"\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t\tHome Assistant's discovery prefix"
+    b"\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
+    b"Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
+    b"\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
+    b"\n"
 )
-_DESCRIPTION = const(5)  # the last field, counted from the kind (0)
 
 
 def _setting(row):
     """(namespace, key, kind, default, flags, low, high, description) from one row of the table."""
-    ns, key, kind, default, flags, low, high, description = row.split("\t")
+    ns, key, kind, default, flags, low, high, description = str(row, "utf-8").split("\t")
     if kind == INT:
         return ns, key, kind, int(default), int(flags), int(low), int(high), description
     return ns, key, kind, default, int(flags), None, None, description
@@ -115,11 +115,11 @@ class _Settings:
 
     def __iter__(self):
         start = 1
-        end = _TABLE.find("\n", start)
+        end = _TABLE.find(b"\n", start)
         while end > 0:
             yield _setting(_TABLE[start:end])
             start = end + 1
-            end = _TABLE.find("\n", start)
+            end = _TABLE.find(b"\n", start)
 
 
 SETTINGS = _Settings()
@@ -146,26 +146,25 @@ class UnknownSetting(KeyError):
 
 def _find(ns, key):
     """Where the row of ns.key goes on after its key (at its kind), or UnknownSetting."""
-    needle = "\n{}\t{}\t".format(ns, key)
+    needle = "\n{}\t{}\t".format(ns, key).encode()
     at = _TABLE.find(needle)
     # A tab or newline inside ns or key would match across fields: no such setting.
-    if at < 0 or needle.rfind("\n") or needle.find("\t", needle.find("\t") + 1) != len(needle) - 1:
+    if at < 0 or needle.rfind(b"\n") or needle.find(b"\t", needle.find(b"\t") + 1) != len(needle) - 1:
         names = ", ".join(s[0] + "." + s[1] for s in SETTINGS)
         raise UnknownSetting("unknown setting '{}.{}'; valid settings: {}".format(ns, key, names))
     return at + len(needle)
 
 
 def _field(at, index):
-    """Field index (0 kind, 1 default, 2 flags, 3 low, 4 high, 5 description) of the row at `at`, as text."""
-    last = index == _DESCRIPTION
+    """Field index (0 kind, 1 default, 2 flags, 3 low, 4 high) of the row at `at`, as text."""
     while index:
-        at = _TABLE.find("\t", at) + 1
+        at = _TABLE.find(b"\t", at) + 1
         index -= 1
-    return _TABLE[at:_TABLE.find("\n" if last else "\t", at)]
+    return str(_TABLE[at:_TABLE.find(b"\t", at)], "utf-8")
 
 
 def _is_int(at):
-    return _TABLE.startswith("int\t", at)  # INT, without building the text each time
+    return _TABLE.startswith(b"int\t", at)  # INT, without building the text each time
 
 
 def _default(at):

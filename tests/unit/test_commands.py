@@ -1,5 +1,6 @@
-# Console command-line parsing.
-from support import raises
+# Console command-line parsing, and the built-in commands read from their table when run or listed.
+from stub_app import stub_app
+from support import raises, remove_tree, run
 
 from mimi.channels.commands import split_args
 
@@ -64,3 +65,28 @@ def test_nearest_command_names():
     assert nearest("xyzzy", names) == []
     assert nearest("hello", names) == []  # a greeting, not a typo: the console suggests chat
     assert nearest("q" * 500, names) == []
+
+
+def test_builtin_commands_are_read_from_their_table_when_run_or_listed():
+    app = stub_app("commands")
+    try:
+        commands = app.console.commands
+        assert commands.table["status"][1:] == ("status", 0, 0, "what is configured, connected and running")
+        assert commands.table["set_model"] is None  # made when typed, not held
+        assert commands.entry("set_model")[1:] == ("set_model <model_id>", 1, 1, "choose the Claude model")
+        assert commands.entry("chat")[1:4] == ("chat <text>", 1, -1)
+        assert commands.entry("nope") is None
+        lines = []
+        commands.out = lines.append
+        run(commands.execute("help"))
+        assert len(lines) == len(commands.table) == 22
+        widest = "config_set <namespace.key> <value>"
+        assert lines[0] == "  chat <text>" + " " * (len(widest) - 11) + "  talk to the agent from the console"
+        assert "  {}  change any setting (see config_show)".format(widest) in lines
+        run(commands.execute("set_model claude-x"))
+        assert lines[-1] == "llm_config.model = claude-x (saved; in effect now)"
+        assert app.config.get("llm_config", "model") == "claude-x"
+        run(commands.execute("set_max_tokens"))
+        assert lines[-1] == "usage: set_max_tokens <n>"
+    finally:
+        remove_tree(app.top)

@@ -275,6 +275,15 @@ def test_settings_table_is_consistent():
                                       ("web_config", "search_key"), ("mqtt_config", "password")])
 
 
+def test_a_name_with_a_tab_or_newline_never_matches_across_fields():
+    cfg = _fresh()
+    for ns, key in (("llm_config", "model\ttext"), ("llm_config\tmodel", "text"), ("llm_config", "model\n"),
+                    ("", ""), ("llm_config", "")):
+        exc = raises(KeyError, cfg.get, ns, key)
+        assert str(exc).startswith("unknown setting '{}.{}'; valid settings: wifi_config.ssid, ".format(ns, key))
+    assert list(config.SETTINGS) == list(config.SETTINGS)  # iterated again from the start
+
+
 def test_a_corrupt_stored_value_falls_back_to_the_default():
     cfg = _fresh()
     nvs = esp32.NVS("llm_config")
