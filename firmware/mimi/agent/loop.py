@@ -157,7 +157,8 @@ class Agent:
             await self._reply(message, exc.message, "error", streaming and shown[0])
             return
         del messages, system
-        reply = _ROUND_BREAK.join(texts) or "(Claude sent an empty reply.)"
+        # One round's text as it is (a join would copy a reply of many KB into a second hole of its size).
+        reply = (texts[0] if len(texts) == 1 else _ROUND_BREAK.join(texts)) or "(Claude sent an empty reply.)"
         if result is not None and result.stop_reason == "max_tokens":
             reply += MAX_TOKENS_NOTE
         self._save(session, message, reply, now)
