@@ -100,7 +100,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         kept = _contents(app)
         assert kept == ["question 7", "answer 7", "question 8", "answer 8", "question 9", "answer 9",
                         "question 10", "answer 10", "question 11", "answer 11"]
-        sent = claude.calls[0]["messages"][0]["content"]
+        sent = claude.calls[0]["messages"][0]["content"].text()  # pieces, escaped as the request is written
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
         assert claude.calls[0]["tools"] is None and agent.spent  # counted by the budget
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for

@@ -35,3 +35,25 @@ def test_a_session_line_in_pieces_is_the_line_json_gives():
         assert "".join(pieces) == '{{"role":{},"content":{},"ts":{}}}'.format(
             json.dumps("assistant"), json.dumps(content), 1767225600)
         assert max(len(p) for p in pieces) <= 6 * 1024 + 16
+
+
+def test_text_in_pieces_is_sent_as_the_joined_string():
+    """A summary call's transcript (agent/summary_call.py) is kept as pieces and escaped as it is written:
+    the request bytes equal those of the joined text, and no piece is the whole."""
+    from mimi.llm.file_pieces import TextPieces
+
+    pieces = ["The older part:\n", "\nUser: caf\u00e9 \"q\" \\ \u2603 \U0001F600\n", "\nMimi: " + "x" * 3000 + "\n"]
+    split = [{"role": "user", "content": TextPieces(pieces)}]
+    joined = [{"role": "user", "content": "".join(pieces)}]
+    body = b"".join(_flat(JsonBody("sys", split, None, "claude-x", 500).pieces()))
+    assert body == b"".join(JsonBody("sys", joined, None, "claude-x", 500).pieces())
+    assert len(TextPieces(pieces)) == len(json.dumps("".join(pieces)).encode()) - 2
+    assert json.loads(body)["messages"][0]["content"] == "".join(pieces)
+
+
+def _flat(pieces):  # as net/http writes them: a piece with chunks() is written chunk by chunk
+    for piece in pieces:
+        if hasattr(piece, "chunks"):
+            yield from piece.chunks()
+        else:
+            yield piece

@@ -26,7 +26,10 @@ def system(facts_ok):
 
 
 def transcript(messages):
-    """The older turns as one user message, each cut to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX."""
+    """The older turns as one user message's text, each cut to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX;
+    kept as pieces, escaped as the request is written (llm/file_pieces.py TextPieces), never joined."""
+    from mimi.llm.file_pieces import TextPieces
+
     out = ["The older part of the chat, oldest first:\n"]
     size = 0
     for message in messages:
@@ -39,7 +42,7 @@ def transcript(messages):
             out.append("\n[... the rest is left out]\n")
             break
         out.append(piece)
-    return "".join(out)
+    return TextPieces(out)
 
 
 def parse_reply(text):

@@ -63,3 +63,25 @@ class TextFile:
                     yield json.dumps(files.decode(data))[1:-1].encode()
         if carry:
             yield json.dumps(files.decode(carry))[1:-1].encode()
+
+
+class TextPieces:
+    """str pieces sent as one JSON string, each escaped as it is written: the text is never joined
+    (a summary call's transcript of many KB needs no hole of its size). Byte for byte the joined form."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+        self._len = None
+
+    def __len__(self):
+        if self._len is None:
+            self._len = sum(len(chunk) for chunk in self.chunks())
+        return self._len
+
+    def chunks(self):
+        for piece in self.pieces:
+            yield json.dumps(piece)[1:-1].encode()
+
+    def text(self):
+        """The whole text (for inspection and tests; requests send the pieces)."""
+        return "".join(self.pieces)
