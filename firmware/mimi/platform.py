@@ -101,6 +101,16 @@ def tcp_nodelay(writer):
         pass
 
 
+_WRITE_KEEPS_BUFFER = sys.implementation.name != "micropython"
+
+
+def writable(view):
+    """What to hand a stream's write() for a view of a buffer that is reused after the write: MicroPython
+    writes it (or copies what is left into its own buffer) before write() returns, so the view itself;
+    CPython's transports may hold on to the object until later, so a copy."""
+    return bytes(view) if _WRITE_KEEPS_BUFFER else view
+
+
 def print_exception(exc):
     try:
         sys.print_exception(exc)
