@@ -1,10 +1,9 @@
 # Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
 import asyncio
 
-from mimi import VERSION, mqtt, platform, watch
+from mimi import VERSION, cron, mqtt, ota, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context
-from mimi.agent.heartbeat import Heartbeat
 from mimi.agent.loop import Agent
 from mimi.bus.message import Bus
 from mimi.channels.console import Console
@@ -12,14 +11,11 @@ from mimi.channels.dispatch import Dispatcher
 from mimi.channels.owner import Owner
 from mimi.channels.system import SystemChannel
 from mimi.config import Config
-from mimi.cron.service import Cron
 from mimi.gateway.server import Gateway
 from mimi.health.watchdog import Health
 from mimi.llm.claude import Claude
 from mimi.net import tls
-from mimi.net.onboarding import Onboarding
 from mimi.net.wifi import WiFi
-from mimi.ota.commands import Updates
 from mimi.safety import audit, breaker, budget, policy  # [safety]
 from mimi.storage import space
 from mimi.storage.layout import Flash
@@ -68,17 +64,58 @@ class App:
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services, self.services_started = [], False
-        self.health, self.updates = Health(self), Updates(self)  # watchdog and safe mode; ota commands
+        # Parts a board may never use are made at their first need (the heap diet): app.updates at the first
+        # ota command, app.onboarding while no WiFi is saved, app.cron and app.heartbeat below.
+        self.health = Health(self)  # watchdog and safe mode
+        ota.setup(self)  # the ota commands; app.updates (their code) at the first one typed
         self.gateway = Gateway(self)
         self.telegram = Telegram(self)
-        self.onboarding = Onboarding(self)  # the setup access point when no WiFi is saved
-        self.system, self.cron, self.heartbeat = SystemChannel(self), Cron(self), Heartbeat(self)
+        self.onboarding = None  # the setup access point, made while no WiFi is saved
+        self._onboarding_if_no_wifi("wifi_config", "ssid")
+        self.config.subscribe(self._onboarding_if_no_wifi)
+        self.system = SystemChannel(self)
+        cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use (__getattr__)
+        self.heartbeat = None  # made now while heartbeat_s > 0, else when switched on or at heartbeat_trigger
+        self.console.commands.add("heartbeat_trigger", self._heartbeat_trigger, "heartbeat_trigger", 0, 0,
+                                  "check HEARTBEAT.md now")
+        self._heartbeat_if_on("agent_config", "heartbeat_s")
+        self.config.subscribe(self._heartbeat_if_on)
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # app.mqtt: the mqtt_* commands; the channel only once a broker is set
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above.
         self.registry.load_builtins()
         self.registry.discover(tools_dir)
+
+    def __getattr__(self, name):  # only for attributes not set yet
+        if name == "cron":  # the cron service at its first use (cron/__init__.py): a tool, a command
+            return cron.scheduler(self)
+        raise AttributeError(name)
+
+    def _onboarding_if_no_wifi(self, ns, key):
+        """Make the setup access point (net/onboarding.py) once no WiFi is saved: at boot, or erased later."""
+        if ns == "wifi_config" and key == "ssid" and self.onboarding is None and not self.config.get(ns, key):
+            from mimi.net.onboarding import Onboarding
+
+            self.onboarding = Onboarding(self)  # the WiFi keeper opens it while there is nothing to join
+
+    def _heartbeat_if_on(self, ns, key):
+        if ns == "agent_config" and key == "heartbeat_s" and self.config.get(ns, key) > 0:
+            self._made_heartbeat()
+
+    def _made_heartbeat(self):
+        """app.heartbeat (agent/heartbeat.py), made once; started at once when the services already run."""
+        if self.heartbeat is None:
+            from mimi.agent.heartbeat import Heartbeat
+
+            self.heartbeat = Heartbeat(self)  # joins self.services
+            if self.services_started:
+                for service in self.health.startable([self.heartbeat]):  # safe mode: not at all, as at boot
+                    self.tasks.append(asyncio.create_task(service.run()))
+        return self.heartbeat
+
+    async def _heartbeat_trigger(self):
+        await self._made_heartbeat().cmd_trigger()
 
     def missing(self):
         cfg = self.config

@@ -108,6 +108,20 @@ def test_heartbeat_with_nothing_open_makes_no_llm_call(device, fake, flash):
     assert fake.requests == []
 
 
+def test_heartbeat_switched_off_at_boot_is_made_at_the_trigger(boot, fake, flash):
+    dev = _booted(boot)
+    assert "heartbeat_s = 0 (saved" in dev.command("config_set agent_config.heartbeat_s 0")
+    dev.stop()
+    dev = boot()  # off at boot: only the command is there; the heartbeat itself is made when asked for
+    assert "check HEARTBEAT.md now" in dev.command("help")
+    assert "no open items" in dev.command("heartbeat_trigger")
+    (flash / "data" / "HEARTBEAT.md").write_text(HEARTBEAT)
+    fake.script(text("HEARTBEAT_OK"))
+    assert "nothing due" in dev.command("heartbeat_trigger", timeout=30)
+    assert "heartbeat_s = 1800 (saved" in dev.command("config_set agent_config.heartbeat_s 1800")
+    assert len(fake.requests) == 1
+
+
 def test_heartbeat_ok_is_not_sent_and_other_answers_reach_the_owner(device, fake, flash):
     (flash / "data" / "HEARTBEAT.md").write_text(HEARTBEAT)
     fake.script(text("HEARTBEAT_OK"))

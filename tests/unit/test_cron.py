@@ -4,7 +4,7 @@ import json
 from stub_app import stub_app
 from support import raises, read, remove_tree, run, tempdir, write
 
-from mimi import platform
+from mimi import cron, platform
 from mimi.channels.system import (
     check_reachable, decode_target, encode_target, is_heartbeat_ok, requesting_chat,
     system_message)
@@ -18,6 +18,7 @@ NOW = 1760000000  # 2025-10-09
 
 def _app():
     app = stub_app("cron")
+    cron.setup(app)  # the console commands, as at boot (no cron.json: no service yet)
     app.cron = Cron(app)
     cron_tools.setup(app)
     send_message.setup(app)
@@ -166,6 +167,23 @@ def test_console_cron_remove_deletes_from_flash():
         assert Store(app.flash.root).jobs == []
         run(handler("abc"))  # not a number: a message, no exception
         run(app.console.commands.table["cron_list"][0]())
+    finally:
+        remove_tree(app.top)
+
+
+def test_the_service_is_made_at_boot_only_when_jobs_are_saved():
+    app = stub_app("cron-boot")
+    try:
+        path = app.flash.root + "/cron.json"
+        cron.setup(app)
+        assert not hasattr(app, "cron") and app.services == []  # no cron.json: made at the first use
+        write(path, json.dumps({"next_id": 4, "jobs": []}))
+        assert not cron.has_jobs(path)
+        write(path, "{not json")
+        assert cron.has_jobs(path)  # the store reports a broken file when it loads it
+        Store(app.flash.root).add("at", 0, NOW + 60, "Take the cake out", "cli", "console", NOW)
+        cron.setup(app)
+        assert app.services == [app.cron] and len(app.cron.jobs()) == 1  # started with the other services
     finally:
         remove_tree(app.top)
 

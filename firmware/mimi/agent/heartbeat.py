@@ -61,9 +61,7 @@ class Heartbeat:
         self._busy_since = None  # ticks_ms while a heartbeat turn waits for its answer
         self._wake = asyncio.Event()
         app.services.append(self)
-        app.config.subscribe(self._on_config)
-        app.console.commands.add("heartbeat_trigger", self.cmd_trigger, "heartbeat_trigger", 0, 0,
-                                 "check HEARTBEAT.md now")
+        app.config.subscribe(self._on_config)  # the heartbeat_trigger command is App's: it makes this first
 
     def _on_config(self, ns, key):
         if ns == "agent_config" and key == "heartbeat_s":

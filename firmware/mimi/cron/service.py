@@ -17,7 +17,8 @@ def clock_is_set(now):
 
 
 class Cron:
-    """Job store + timer task; registers the cron console commands. Tools reach it as app.cron."""
+    """Job store + timer task, and what the cron console commands run. Tools reach it as app.cron,
+    made by mimi.cron.scheduler (which also adds the commands at boot)."""
 
     def __init__(self, app):
         self.app = app
@@ -26,9 +27,6 @@ class Cron:
         self._in_flight = {}  # job id -> ticks_ms when its turn was queued
         self._wake = asyncio.Event()
         app.services.append(self)
-        add = app.console.commands.add
-        add("cron_list", self.cmd_list, "cron_list", 0, 0, "list the scheduled jobs")
-        add("cron_remove", self.cmd_remove, "cron_remove <id>", 1, 1, "delete a scheduled job")
 
     # -- what the tools call --
     def add(self, kind, seconds, when, message, target, now=None, role=None):

@@ -4,8 +4,8 @@ import json
 from mimi.platform import const
 from mimi.storage import files
 from mimi import jsontext
+from mimi.cron import FILE_NAME
 
-FILE_NAME = "cron.json"
 JOBS_MAX = const(16)
 EVERY_MIN_S = const(60)  # shortest repeat: each run costs an LLM call
 EVERY_MAX_S = const(366 * 86400)

@@ -5,7 +5,7 @@ import machine
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.health import crashes
-from mimi.ota.commands import bundle_root
+from mimi.ota import bundle_root, mark_valid
 
 SAFE_MODE_REPLY = ("The device is in safe mode after repeated crashes at startup: the agent is off. "
                    "Fix the cause (console or gateway), then type restart.")
@@ -88,9 +88,7 @@ class Health:
             return
         self.healthy = True
         crashes.clear()
-        from mimi.ota import image  # loaded once, when the verdict is in
-
-        valid = image.mark_valid()
+        valid = mark_valid()  # the OTA image is confirmed: no rollback at the next reset
         print("health: healthy boot ({}); crash count cleared{}".format(
             "a turn completed" if self.app.agent.turns else "up {} s".format(up_s),
             ", firmware marked valid" if valid else ""))

@@ -2,20 +2,6 @@
 NS = "mqtt_config"
 BASE_PREFIX = "mimi/"
 
-# name, usage, fewest args, most args, description; each loads mimi.mqtt.commands when typed
-COMMANDS = (
-    ("mqtt_set", "mqtt_set <host> [port]", 1, 2, "connect to an MQTT broker (Home Assistant, other boards)"),
-    ("mqtt_auth", "mqtt_auth <user> <password> | mqtt_auth off", 1, 2, "the MQTT user and password"),
-    ("mqtt_tls", "mqtt_tls on|off", 1, 1, "MQTT over TLS, the broker's certificate checked"),
-    ("mqtt_status", "mqtt_status", 0, 0, "MQTT connection, topics, role and counters"),
-    ("mqtt_off", "mqtt_off", 0, 0, "disconnect from the broker and keep MQTT off"),
-    ("mqtt_role", "mqtt_role [role]", 0, 1, "role of MQTT messages: observer (default), operator or owner"),
-    ("mqtt_discovery", "mqtt_discovery on|off", 1, 1, "announce the board to Home Assistant, or remove it"),
-    ("mqtt_allow", "mqtt_allow [topic]", 0, 1, "let mqtt_publish write to a topic (+ and # allowed); no topic: list"),
-    ("mqtt_deny", "mqtt_deny <topic>", 1, 1, "take a topic back from mqtt_publish"),
-    ("mqtt_id", "mqtt_id [device_id]", 0, 1, "this board's name on MQTT (topics mimi/<id>/...)"),
-)
-
 
 def configured(config):
     return bool(config.get(NS, "host"))
@@ -45,10 +31,29 @@ def _lazy(app, name):
 
 
 def setup(app):
-    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set."""
-    add = app.console.commands.add
-    for name, usage, fewest, most, description in COMMANDS:
-        add(name, _lazy(app, name), usage, fewest, most, description)
+    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set.
+    The commands are calls, not a table: a tuple of rows would stay on the heap (the heap diet)."""
+    add = app.console.commands.add  # each loads mimi.mqtt.commands when typed
+    add("mqtt_set", _lazy(app, "mqtt_set"), "mqtt_set <host> [port]", 1, 2,
+        "connect to an MQTT broker (Home Assistant, other boards)")
+    add("mqtt_auth", _lazy(app, "mqtt_auth"), "mqtt_auth <user> <password> | mqtt_auth off", 1, 2,
+        "the MQTT user and password")
+    add("mqtt_tls", _lazy(app, "mqtt_tls"), "mqtt_tls on|off", 1, 1,
+        "MQTT over TLS, the broker's certificate checked")
+    add("mqtt_status", _lazy(app, "mqtt_status"), "mqtt_status", 0, 0,
+        "MQTT connection, topics, role and counters")
+    add("mqtt_off", _lazy(app, "mqtt_off"), "mqtt_off", 0, 0,
+        "disconnect from the broker and keep MQTT off")
+    add("mqtt_role", _lazy(app, "mqtt_role"), "mqtt_role [role]", 0, 1,
+        "role of MQTT messages: observer (default), operator or owner")
+    add("mqtt_discovery", _lazy(app, "mqtt_discovery"), "mqtt_discovery on|off", 1, 1,
+        "announce the board to Home Assistant, or remove it")
+    add("mqtt_allow", _lazy(app, "mqtt_allow"), "mqtt_allow [topic]", 0, 1,
+        "let mqtt_publish write to a topic (+ and # allowed); no topic: list")
+    add("mqtt_deny", _lazy(app, "mqtt_deny"), "mqtt_deny <topic>", 1, 1,
+        "take a topic back from mqtt_publish")
+    add("mqtt_id", _lazy(app, "mqtt_id"), "mqtt_id [device_id]", 0, 1,
+        "this board's name on MQTT (topics mimi/<id>/...)")
     app.mqtt = None
     if configured(app.config):
         start(app, at_boot=True)

@@ -1,26 +1,18 @@
 # The console's update commands: `ota <url> [sha256]` (a new app image) and `ota_bundle <url>` (new modules).
-# The writers are imported when a command runs: they cost no RAM until an update is asked for.
+# This module is imported at the first of them typed (ota/__init__.py registers them at boot), and the
+# writers when a command runs: they cost no RAM until an update is asked for.
 from mimi import platform
 from mimi.net.http import HTTPError
-
-
-def bundle_root(data_root):
-    """The board's '/' (where main.py, lib/ and certs/ live): the folder holding the data folder."""
-    cut = data_root.rstrip("/").rfind("/")
-    return data_root[:cut] if cut > 0 else "/"
+from mimi.ota import bundle_root  # noqa: F401  (re-exported: its old home)
 
 
 class Updates:
+    """app.updates: what the ota and ota_bundle commands run (ota/__init__.py adds them to the console)."""
+
     def __init__(self, app):
         self.app = app
         self.root = bundle_root(app.flash.root)
         self.busy = False
-        add = app.console.commands.add
-        add("ota", self.ota, "ota <https-url> [sha256]", 1, 2,
-            "install a firmware image into the other app slot and restart (hash: given, or <url>.sha256)")
-        add("ota_bundle", self.ota_bundle, "ota_bundle <https-url> [manifest-sha256]", 1, 2,
-            "update the modules from a bundle's manifest.json (stock firmware), or write a ROMFS image"
-            " (<url>.img, make romfs; hash given or <url>.sha256) into the romfs partition, and restart")
 
     def out(self, text):
         platform.console_write(text + "\n")

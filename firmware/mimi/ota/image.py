@@ -6,6 +6,7 @@ import esp32
 
 from mimi import utf8
 from mimi.net import http
+from mimi.ota import mark_valid  # noqa: F401  (re-exported; it lives in mimi.ota so the boot verdict needs no image)
 from mimi.platform import const
 
 BLOCK_SIZE = const(4096)  # what writeblocks() erases and writes at once
@@ -58,15 +59,6 @@ def describe():
         return "running {}, next boot {}".format(slot_name(running), slot_name(boot))
     except (OSError, AttributeError, ValueError) as exc:
         return "slots unknown ({})".format(exc)
-
-
-def mark_valid():
-    """Cancel the bootloader's rollback: this firmware booted and works. False where unsupported."""
-    try:
-        esp32.Partition.mark_app_valid_cancel_rollback()
-        return True
-    except (OSError, AttributeError):
-        return False
 
 
 async def published_hash(url):
