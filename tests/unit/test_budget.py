@@ -6,7 +6,8 @@ from mimi.bus.message import Message
 from mimi.config import Config
 from mimi.safety import usage_store
 from mimi.safety.budget import Budget, user_key
-from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore, cost_micro_usd, price_of, report, usd
+from mimi.safety.usage_report import cost_micro_usd, price_of, report, usd
+from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore
 from support import read, remove_tree, run, tempdir, write
 
 JUNE_1 = 1748736000  # 2025-06-01 00:00 UTC

@@ -7,7 +7,8 @@ import esp32
 from mimi import platform
 from mimi.config import Config
 from mimi.safety import audit as audit_module
-from mimi.safety.audit import Audit, describe, masked
+from mimi.safety.audit import Audit, masked
+from mimi.safety.audit_read import describe, tail
 from mimi.safety.breaker import Breaker, call_key, canonical
 from mimi.tools.registry import Registry
 from support import read, remove_tree, run, tempdir, write
@@ -252,9 +253,9 @@ def test_tail_returns_the_newest_entries_across_days_and_describe_masks():
         for i in range(3, 5):
             log.after("look", {"n": i}, "a room", False, 1)
         write(root + "/audit/" + platform.utc_date(clock.now) + ".jsonl", "{broken\n", "a")
-        assert [e["input"]["n"] for e in log.tail(4)] == [1, 2, 3, 4]
-        assert [e["input"]["n"] for e in log.tail()] == [0, 1, 2, 3, 4]
-        assert log.tail(0) == []
+        assert [e["input"]["n"] for e in tail(log, 4)] == [1, 2, 3, 4]
+        assert [e["input"]["n"] for e in tail(log)] == [0, 1, 2, 3, 4]
+        assert tail(log, 0) == []
         line = describe({"ts": clock.now, "channel": "telegram", "chat": "42", "user": 7, "tool": "send",
                          "input": {"text": TOKEN}, "ok": False, "ms": 12, "result": "sent\n" + TOKEN}, [TOKEN])
         assert TOKEN not in line and "telegram:42 user 7 send FAILED 12 ms" in line and "\n" not in line

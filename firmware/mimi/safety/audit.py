@@ -1,10 +1,10 @@
 # Audit log: one JSONL line per tool call in <data>/audit/YYYY-MM-DD.jsonl, secrets masked, bounded.
 import json
 
-from mimi import jsontext
 from mimi import config as config_module
 from mimi import platform
 from mimi.platform import const
+from mimi.safety import console_command
 from mimi.storage import files
 
 FOLDER = "audit"
@@ -13,9 +13,6 @@ AUDIT_DAYS = const(14)  # day files kept; the oldest are removed
 FILE_MAX = const(262144)  # bytes of one day's file; later calls that day are not logged
 INPUT_MAX = const(400)  # characters of a tool input's JSON kept; a longer one is cut to text
 RESULT_MAX = const(200)  # characters of a tool result kept
-TAIL_DEFAULT = const(10)
-TAIL_MAX = const(100)
-_LINE_MAX = const(4096)  # bytes of one log line read back
 _DEPTH_MAX = const(8)
 _SECRET_MIN = const(6)  # a configured secret shorter than this is only masked as a whole value
 SECRET_WORDS = ("key", "token", "password", "passwd", "secret", "auth")
@@ -116,41 +113,6 @@ class Audit:
         for name in names[: max(0, len(names) - keep)]:
             files.remove(files.join(self.folder, name))
 
-    def tail(self, count=TAIL_DEFAULT):
-        """The newest `count` entries (dicts), oldest first, reading files newest first."""
-        count = max(0, min(count, TAIL_MAX))
-        found = []
-        for name in reversed(self.day_files()):
-            if len(found) >= count:
-                break
-            newest = []
-            for raw in files.iter_lines(files.join(self.folder, name), _LINE_MAX):
-                if raw is None:
-                    continue
-                newest.append(raw)
-                if len(newest) > count - len(found):
-                    newest.pop(0)
-            entries = []
-            for raw in newest:
-                try:
-                    entries.append(jsontext.loads(raw))
-                except ValueError:  # a line cut by a power loss
-                    pass
-            found = entries + found
-        return found[-count:] if count else []
-
-
-def describe(entry, secrets=()):
-    """One console line for an entry, masked again in case a secret was set after it was written."""
-    who = "{}:{}".format(entry.get("channel"), entry.get("chat"))
-    if entry.get("user") is not None:
-        who += " user " + str(entry.get("user"))
-    ts = entry.get("ts")
-    when = platform.utc_stamp(ts) if isinstance(ts, int) else "?"
-    return "{} {} {} {} {} ms {} -> {}".format(
-        when, who, entry.get("tool"), "ok" if entry.get("ok") else "FAILED", entry.get("ms"),
-        json.dumps(masked(entry.get("input"), secrets)), _hide(str(entry.get("result")), secrets).replace("\n", " "))
-
 
 def configured_secrets(config):
     """The values of every secret setting that is set."""
@@ -164,24 +126,12 @@ def configured_secrets(config):
 
 
 def setup(app):
-    """Create the audit log, put it behind every tool call and add `audit_tail [n]` to the console."""
+    """Create the audit log, put it behind every tool call and add `audit_tail [n]` to the console
+    (audit_read.py, imported when it is typed)."""
     from mimi.tools import registry as registry_module
 
     audit = Audit(app.flash.root, lambda: configured_secrets(app.config), registry_module.current)
     app.registry.guards.append(audit)
-
-    async def audit_tail(n=str(TAIL_DEFAULT)):
-        try:
-            count = int(n)
-        except ValueError:
-            raise ValueError("audit_tail takes a number of entries, like audit_tail 20")
-        secrets = configured_secrets(app.config)
-        entries = audit.tail(count)
-        if not entries:
-            print("audit: no tool calls logged yet")
-        for entry in entries:
-            platform.console_write(describe(entry, secrets) + "\n")
-
-    app.console.commands.add("audit_tail", audit_tail, "audit_tail [n]", 0, 1,
-                             "show the newest n tool calls from the audit log (default 10)")
+    app.console.commands.add("audit_tail", console_command("audit_read", "audit_tail", audit), "audit_tail [n]",
+                             0, 1, "show the newest n tool calls from the audit log (default 10)")
     return audit

@@ -128,10 +128,6 @@ class Breaker:
     def after(self, name, data, text, is_error, took_ms):
         return None
 
-    def open_calls(self):
-        """How many breakers are open now."""
-        return sum(1 for entry in self.calls.values() if entry[2])
-
 
 def _minutes(seconds):
     return seconds // 60 if seconds % 60 == 0 else round(seconds / 60, 1)

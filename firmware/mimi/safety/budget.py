@@ -1,9 +1,8 @@
 # Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
 import asyncio
 
-from mimi import platform
 from mimi.platform import const
-from mimi.safety import usage_store
+from mimi.safety import console_command, usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
 
@@ -202,26 +201,9 @@ class Budget:
             self.store.save()
 
 
-def _state_lines(budget):
-    store, limit = budget.store, budget.limit()
-    used = store.used_today()
-    if limit > 0:
-        yield "budget: {} of {} tokens today ({}%){}".format(
-            used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
-            if used >= limit else "")
-    else:
-        yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
-    yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
-        budget.calls_this_hour(), budget._get("llm_per_hour"), budget._get("user_per_min"))
-    cap, searched = budget._get("day_searches"), usage_store.searches(store.today)
-    if searched or cap <= 0:
-        yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
-    if usage_store.clock_date(budget.clock()) is None:
-        yield "  clock not set yet: counting into {} until NTP sets it".format(store.day or "the first day it names")
-
-
 def setup(app):
-    """Create the budget gate in front of every agent turn and add `usage` and `budget` to the console."""
+    """Create the budget gate in front of every agent turn and add `usage` and `budget` to the console
+    (budget_console.py, imported when one is typed)."""
     # A power cut loses at most the last minute's counts: they are written a minute after a change.
     store = UsageStore(files.join(app.flash.root, usage_store.FILE_NAME))
     warning = store.load()
@@ -231,26 +213,9 @@ def setup(app):
         store.save()
     budget = Budget(app.config, store, app.owner.tell, spawn=asyncio.create_task)
     app.agent.gates.append(budget)
-
-    def out(lines):
-        for line in lines:
-            platform.console_write(line + "\n")
-
-    async def usage():
-        store.roll()
-        day = store.day or "clock not set"
-        out(usage_store.report(store.today, "today ({} UTC):".format(day)))
-        out(usage_store.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
-        out(_state_lines(budget))
-
-    async def set_budget(tokens=None):
-        if tokens is not None:
-            app.config.set(NS, "day_tokens", tokens)
-            out(["daily token budget set to {} tokens (saved; in effect now)".format(budget.limit())])
-        out(_state_lines(budget))
-
     commands = app.console.commands
-    commands.add("usage", usage, "usage", 0, 0, "tokens and estimated cost per model today and this month")
-    commands.add("budget", set_budget, "budget [tokens]", 0, 1,
+    commands.add("usage", console_command("budget_console", "usage", budget), "usage", 0, 0,
+                 "tokens and estimated cost per model today and this month")
+    commands.add("budget", console_command("budget_console", "set_budget", budget), "budget [tokens]", 0, 1,
                  "show the daily token budget, or set it (0 = no limit), e.g. budget 3000000")
     return budget

@@ -1,5 +1,4 @@
 # Confirmation questions: "may I run this tool?" asked in a chat, answered by a button, a frame or a line.
-import asyncio
 import os
 
 from mimi.platform import const
@@ -11,43 +10,6 @@ OUTCOME_SHOWN = {APPROVED: "Approved \u2705", DENIED: "Denied \u274c", TIMED_OUT
 QUESTIONS_MAX = const(8)  # open at once; more are denied at once
 INPUT_SHOWN_MAX = const(300)  # characters of a tool input quoted in a question
 ID_MAX = const(16)
-
-
-class Question:
-    """One open question; `outcome` stays None until answered or timed out."""
-
-    __slots__ = ("id", "seq", "tool", "input_text", "channel", "chat_id", "asker", "needed", "outcome", "_done")
-
-    def __init__(self, qid, seq, tool, input_text, channel, chat_id, asker, needed):
-        self.id = qid
-        self.seq = seq
-        self.tool = tool
-        self.input_text = input_text  # the tool input as JSON, secrets masked, cut
-        self.channel = channel
-        self.chat_id = chat_id
-        self.asker = asker  # the Telegram user who asked, or None (console, gateway, system turns)
-        self.needed = needed  # the role a Telegram user needs to answer when there is no asker
-        self.outcome = None
-        self._done = asyncio.Event()
-
-    def text(self):
-        return "May I run {} with {}?".format(self.tool, self.input_text)
-
-    def settle(self, outcome):
-        """Record the first outcome; False when it was settled already."""
-        if self.outcome is not None:
-            return False
-        self.outcome = outcome
-        self._done.set()
-        return True
-
-    async def wait(self, seconds):
-        """The outcome: approved, denied, or timed out after `seconds`."""
-        try:
-            await asyncio.wait_for(self._done.wait(), seconds)
-        except asyncio.TimeoutError:
-            self.settle(TIMED_OUT)
-        return self.outcome
 
 
 class Questions:
@@ -62,6 +24,8 @@ class Questions:
         """A new open Question, or None when too many are open already."""
         if len(self.open) >= QUESTIONS_MAX:
             return None
+        from mimi.safety.confirm_question import Question  # the code of a question, loaded at the first one
+
         self._counter += 1
         qid = "{}{:x}".format(self._boot, self._counter)[:ID_MAX]
         if len(input_text) > INPUT_SHOWN_MAX:

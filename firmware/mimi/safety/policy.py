@@ -4,7 +4,7 @@ import json
 from mimi.bus.message import Message
 from mimi.channels.system import requesting_chat
 from mimi.platform import const
-from mimi.safety import audit, breaker, confirm, roles
+from mimi.safety import audit, breaker, confirm, console_command, roles
 
 AUTONOMOUS = "autonomous"  # runs, nothing more said
 REPORT = "report"  # runs, then the chat is told what ran
@@ -18,26 +18,27 @@ _NS, _KEY = "tool_config", "policy"
 # beyond the data folder. Operators: GPIO, cron, the web and messages to allowlisted users. The owner: files
 # and the memory that goes into every later system prompt (everyone's turns), and settings.
 # A tool not listed here says so itself with `tier = "owner"` etc.; else operator, or owner when acting.
-TIERS = {
-    "get_current_time": roles.OBSERVER,
-    "system_info": roles.OBSERVER,
-    "read_file": roles.OBSERVER,
-    "list_dir": roles.OBSERVER,
-    "recall": roles.OBSERVER,
-    "cron_list": roles.OBSERVER,
-    "gpio_read": roles.OPERATOR,
-    "gpio_write": roles.OPERATOR,
-    "cron_add": roles.OPERATOR,
-    "cron_remove": roles.OPERATOR,
-    "web_search": roles.OPERATOR,
-    "web_fetch": roles.OPERATOR,
-    "get_weather": roles.OPERATOR,
-    "send_message": roles.OPERATOR,
-    "write_file": roles.OWNER,
-    "edit_file": roles.OWNER,
-    "remember": roles.OWNER,
-    "note_today": roles.OWNER,
-}
+TIERS = (  # one tool a line: its name, then the role (a str constant stays in the image, not the heap)
+    "\n"
+    "get_current_time observer\n"
+    "system_info observer\n"
+    "read_file observer\n"
+    "list_dir observer\n"
+    "recall observer\n"
+    "cron_list observer\n"
+    "gpio_read operator\n"
+    "gpio_write operator\n"
+    "cron_add operator\n"
+    "cron_remove operator\n"
+    "web_search operator\n"
+    "web_fetch operator\n"
+    "get_weather operator\n"
+    "send_message operator\n"
+    "write_file owner\n"
+    "edit_file owner\n"
+    "remember owner\n"
+    "note_today owner\n"
+)
 
 
 # Acting tools that only keep the agent's own books (the reply says what they did; cron_list and recall
@@ -50,8 +51,9 @@ def tier_of(name, tool=None):
     tier = getattr(tool, "tier", None)
     if tier in roles.ROLES:
         return tier
-    if name in TIERS:
-        return TIERS[name]
+    at = TIERS.find("\n{} ".format(name)) + 1
+    if at and " " not in name and "\n" not in name:
+        return TIERS[at + len(name) + 1:TIERS.find("\n", at)]
     return roles.OWNER if breaker.is_acting(name, tool) else roles.OPERATOR
 
 
@@ -145,37 +147,12 @@ class Policy:
                 refusal = ("{} was not run: the owner has blocked it on this device (console: tool_policy {} "
                            "<level>)".format(name, name))
             elif level == CONFIRM:
-                refusal = await self._confirm(turn, name, data, tier)
+                from mimi.safety.policy_confirm import ask  # loaded at the first tool set to confirm
+
+                refusal = await ask(self, turn, name, data, tier)
         if refusal:
             self.refused += 1
         return refusal
-
-    async def _confirm(self, turn, name, data, tier):
-        channel_name, chat_id = requesting_chat(turn)
-        channel = self.app.channels.get(channel_name)
-        ask = getattr(channel, "confirm", None)
-        if ask is None:
-            return "{} needs the user's confirmation, but the {} chat cannot ask; it was not run".format(
-                name, channel_name)
-        meta = turn.get("meta") if isinstance(turn.get("meta"), dict) else {}
-        asker = meta.get("user_id") if turn.get("channel") == "telegram" else None
-        question = self.questions.ask(name, shown_input(self.app.config, data), channel_name, chat_id, asker, tier)
-        if question is None:
-            return "{} was not run: too many confirmation questions are open; try again later".format(name)
-        seconds = self.app.config.get("safety_config", "confirm_s")
-        try:
-            outcome = await ask(question, seconds)
-        except Exception as exc:  # a question that cannot be asked is a no
-            print("policy: could not ask about {}: {}".format(name, exc))
-            outcome = confirm.DENIED
-        finally:
-            self.questions.close(question)
-        print("policy: {} {} in {}:{}".format(name, outcome, channel_name, chat_id))
-        if outcome == confirm.APPROVED:
-            return None
-        if outcome == confirm.DENIED:
-            return "the user denied running {}; it was not run".format(name)
-        return "nobody approved {} within {} s; it was not run".format(name, seconds)
 
     async def ran(self, name, data, tool, text, is_error, turn):
         """After an approved call: a `report` tool tells the chat what it did."""
@@ -194,30 +171,12 @@ class Policy:
         if channel in self.app.channels:
             await self.app.bus.outbound.put(Message(channel, chat_id, report, {"kind": "report"}))
 
-    # -- the console --
-    async def cmd_policy(self, name=None, level=None):
-        registry = self.app.registry
-        if name is None:
-            print("  {:<18} {:<9} {}".format("tool", "tier", "level"))
-            for tool_name in sorted(registry.tools):
-                tool = registry.tools[tool_name]
-                print("  {:<18} {:<9} {}".format(tool_name, tier_of(tool_name, tool),
-                                                   level_of(self.app.config, tool_name, tool)))
-            return
-        if name not in registry.tools:
-            raise ValueError("no tool named '{}' (tool_policy lists them)".format(name))
-        tool = registry.tools[name]
-        if level is None:
-            print("{}: tier {}, level {}".format(name, tier_of(name, tool), level_of(self.app.config, name, tool)))
-            return
-        set_level(self.app.config, name, level, tool)
-        print("{} is now {} (saved)".format(name, level))
-
 
 def setup(app):
     """Put the policy in front of every tool call and add `tool_policy` to the console."""
     policy = Policy(app)
     app.registry.approvers.insert(0, policy)  # roles first: a refused user never gets a question
-    app.console.commands.add("tool_policy", policy.cmd_policy, "tool_policy [tool] [level]", 0, 2,
+    app.console.commands.add("tool_policy", console_command("policy_console", "tool_policy", policy),
+                             "tool_policy [tool] [level]", 0, 2,
                              "list tools with tier and level, or set one: autonomous|report|confirm|blocked")
     return policy

@@ -1,4 +1,4 @@
-# Tokens used per model today and this month, with estimated costs, kept in a small JSON file.
+# Tokens used per model today and this month, kept in a small JSON file (costs: usage_report.py).
 import json
 
 from mimi import jsontext
@@ -18,59 +18,9 @@ MARKS_MAX = const(8)
 # The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens.
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
           "web_search_requests")
-LABELS = ("input", "output", "cache read", "cache write", "web searches")
 TOKEN_FIELDS = const(4)
-SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
 CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
-# USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
-# platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.
-PRICES = (
-    ("claude-opus-5-5", 400, 2000),
-    ("claude-opus-5", 500, 2500),
-    ("claude-opus-4-8", 500, 2500),
-    ("claude-opus-4-7", 500, 2500),
-    ("claude-opus-4-6", 500, 2500),
-    ("claude-opus-4-5", 500, 2500),
-    ("claude-opus-4", 1500, 7500),  # Opus 4 and 4.1
-    ("claude-3-opus", 1500, 7500),
-    ("claude-sonnet-5", 200, 1000),  # Sonnet 5 and 5.5
-    ("claude-sonnet-4", 300, 1500),  # Sonnet 4, 4.5 and 4.6
-    ("claude-3-7-sonnet", 300, 1500),
-    ("claude-3-5-sonnet", 300, 1500),
-    ("claude-haiku-5-5", 10, 50),  # prompts up to 100k tokens
-    ("claude-haiku-4-5", 100, 500),
-    ("claude-3-5-haiku", 80, 400),
-    ("claude-3-haiku", 25, 125),
-)
-
-
-def price_of(model):
-    """(input, output) USD cents per million tokens, or None for a model not in PRICES."""
-    best = None
-    for entry in PRICES:
-        if model.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
-            best = entry
-    return None if best is None else (best[1], best[2])
-
-
-def cost_micro_usd(model, counts):
-    """Estimated cost of [input, output, cache read, cache write] tokens in millionths of a USD, or None."""
-    price = price_of(model)
-    if price is None:
-        return None
-    cents_in, cents_out = price
-    # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
-    twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
-        + 25 * counts[3] * cents_in
-    searches = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
-    return (twentieths + 1000) // 2000 + searches * SEARCH_MICRO_USD
-
-
-def usd(micro):
-    """'$0.0123' for a cost in millionths of a USD (rounded to 1/100 cent)."""
-    micro = (micro + 50) // 100
-    return "${}.{:04d}".format(micro // 10000, micro % 10000)
 
 
 def clock_date(now):
@@ -205,26 +155,3 @@ class UsageStore:
     def used_today(self):
         return total(self.today)
 
-
-def report(table, title):
-    """Console lines for one period: each model's tokens by kind and estimated cost, then the total."""
-    yield title
-    if not table:
-        yield "  (no tokens used)"
-        return
-    known, unknown = 0, False
-    for model in sorted(table):
-        counts = table[model]
-        cost = cost_micro_usd(model, counts)
-        if cost is None:
-            unknown = True
-        else:
-            known += cost
-        searched = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
-        kinds = ", ".join("{} {}".format(LABELS[i], counts[i]) for i in range(TOKEN_FIELDS))
-        tokens = "{} = {} tokens".format(kinds, sum(counts[:TOKEN_FIELDS]))
-        if searched:  # "web searches 0" says nothing
-            tokens += ", {} {}".format(searched, LABELS[TOKEN_FIELDS])
-        yield "  {}: {}, {}".format(model, tokens, "price unknown" if cost is None else "about " + usd(cost))
-    yield "  total: {} tokens, about {}{}".format(
-        total(table), usd(known), " plus models of unknown price" if unknown else "")
