@@ -45,6 +45,7 @@ class _Recorder:
 
     def __init__(self):
         self.console, self.commands, self.added = self, self, []
+        self.config = None  # web.setup keeps it for its commands
 
     def add(self, *entry):
         self.added.append(entry)

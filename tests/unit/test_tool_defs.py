@@ -70,7 +70,7 @@ def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
     assert [_decoded(d) for d in sent] == eager  # one at a time: the unit tests' MicroPython heap is small
     if _ORDERED:
         assert _request(sent) == _request(eager)
-    assert isinstance(lazy.tools["read_file"], LazyTool) and not isinstance(lazy.tools["remember"], LazyTool)
+    assert isinstance(lazy.tools["read_file"], LazyTool) and isinstance(lazy.tools["web_search"], LazyTool)
     assert not lazy.warnings
 
 
@@ -143,6 +143,7 @@ def test_the_code_is_imported_and_set_up_at_the_first_call_only():
 class _Recorder:
     def __init__(self):
         self.console, self.commands, self.added, self.table = self, self, [], {}
+        self.config = None  # web.setup keeps it for its commands
 
     def add(self, *entry):
         self.added.append(entry)
@@ -176,3 +177,23 @@ def test_a_lazy_command_sets_its_module_up_at_the_first_use():
     run(stand_in())  # prints the allowed pins: gpio's own handler ran, with gpio set up for this app
     assert tools._set_up == ["mimi.tools.gpio"] and gpio._app[0] is app
     assert app.table["gpio_allow"][1] is gpio._allow_command  # the module's setup put its own handler back
+
+
+def test_the_memory_hook_is_added_at_boot_and_memory_tools_imported_only_when_used():
+    saved = {name: sys.modules.pop(name) for name in ("mimi.tools.memory_tools", "mimi.tools.web")
+             if name in sys.modules}
+    try:
+        app = _Recorder()
+        app.agent = _App()
+        app.agent.after_turn = []
+        tools = Registry(app)
+        tools.load_builtins(["mimi.tools.memory_tools", "mimi.tools.web"])
+        assert sorted(app.table) == ["memory_consolidate", "set_search", "set_search_key"]
+        assert len(app.agent.after_turn) == 1
+        run(app.agent.after_turn[0](None, None, ("system", "cron")))  # consolidate skips system turns
+        assert "mimi.tools.memory_tools" not in sys.modules and "mimi.tools.web" not in sys.modules
+        assert tools.code("mimi.tools.memory_tools", "recall").name == "recall"
+        assert len(app.agent.after_turn) == 1  # its setup adds no second hook
+        assert sys.modules["mimi.tools.memory_tools"]._app[0] is app
+    finally:
+        sys.modules.update(saved)

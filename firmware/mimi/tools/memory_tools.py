@@ -10,19 +10,9 @@ _app = [None]
 
 
 def setup(app):
-    _app[0] = app
-    # Memory that consolidates itself (agent/consolidate.py, imported at its first use).
-    hooks = getattr(getattr(app, "agent", None), "after_turn", None)
-    if hooks is not None:
-        hooks.append(_after_turn)
+    _app[0] = app  # its after-turn hook (consolidation) is registry.AFTER_TURN's, added at boot
     app.console.commands.add("memory_consolidate", _consolidate_cmd, "memory_consolidate [chat]", 0, 1,
                              "summarise a chat's older turns into today's note now (default: the console)")
-
-
-async def _after_turn(agent, message, session):
-    from mimi.agent import consolidate
-
-    await consolidate.after_turn(_app[0], agent, message, session)
 
 
 async def _consolidate_cmd(chat=None):

@@ -27,20 +27,25 @@ BUILTINS = (
 )
 # Built-ins whose definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and whose
 # code is imported at their first call: a board that never uses them never spends the heap (BENCHMARKS.md).
-# The others add hooks at boot (memory_tools) or are already small (web).
 # Modules whose console commands are data too (builtin_defs.COMMANDS): added at boot, their module imported
 # and set up at a command's first use (add_commands).
-LAZY_COMMANDS = ("mimi.tools.gpio", "mimi.watch.commands")
+LAZY_COMMANDS = ("mimi.tools.memory_tools", "mimi.tools.gpio", "mimi.tools.web", "mimi.watch.commands")
 LAZY = (
     "mimi.tools.clock",
     "mimi.tools.files",
+    "mimi.tools.memory_tools",
     "mimi.tools.system",
     "mimi.tools.gpio",
+    "mimi.tools.web",
     "mimi.tools.cron_tools",
     "mimi.tools.send_message",
     "mimi.tools.watch_tools",
     "mimi.tools.media_tools",
 )
+# Built-ins' after-turn hooks, added at boot whether the built-in is lazy or not: (built-in, the module whose
+# after_turn(app, agent, message, session) runs after each saved turn, imported then). memory_tools: memory
+# that consolidates itself (agent/consolidate.py); memory_tools' own code waits for its tools or command.
+AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate"),)
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
 current = {}
@@ -193,11 +198,18 @@ class Registry:
                             self.add(LazyTool(self, entry))
                     if name in LAZY_COMMANDS:
                         self.add_commands(name)
-                    continue
-                module = __import__(name, None, None, ["_"])
-                self._add_module(module, "built-in")
+                else:
+                    self._add_module(__import__(name, None, None, ["_"]), "built-in")
+                for owner, hook_module in AFTER_TURN:
+                    if owner == name:
+                        self._add_after_turn(hook_module)
             except Exception as exc:  # one broken built-in must not take the others down
                 self._warn("tools: built-in {} failed to load: {}".format(name, exc))
+
+    def _add_after_turn(self, module_name):
+        hooks = getattr(getattr(self.app, "agent", None), "after_turn", None)
+        if hooks is not None:  # no agent (tests, tools/tool_defs.py): no hook, as before
+            hooks.append(_after_turn(self.app, module_name))
 
     def module(self, module_name):
         """A lazy module, imported and set up (once) at its first need."""
@@ -327,6 +339,13 @@ def _lazy_command(registry, module, handler):
         return await getattr(registry.module(module), handler)(*args)
 
     return run
+
+
+def _after_turn(app, module_name):
+    async def hook(agent, message, session):
+        await __import__(module_name, None, None, ["_"]).after_turn(app, agent, message, session)
+
+    return hook
 
 
 def _guarded(fn, *args):  # [safety] a broken guard is reported, never fails the tool call
