@@ -1,0 +1,63 @@
+# What a failed Claude call says to the user: an HTTP error answer or a stream error as a ClaudeError.
+from mimi import jsontext
+from mimi.llm.errors import ClaudeError
+from mimi.platform import const
+
+_MESSAGE_MAX = const(200)
+
+
+def _api_detail(raw):
+    try:
+        err = jsontext.loads(raw)["error"]
+        return err.get("type", ""), str(err.get("message", ""))[:_MESSAGE_MAX]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return "", ""
+
+
+def _explain(status, kind, detail, model):
+    if status == 401 or kind == "authentication_error":
+        return "The Anthropic API key was refused (401). Set a valid one with: set_api_key <key>"
+    if status == 403 or kind == "permission_error":
+        return "This API key is not allowed to do that (403): {}".format(detail)
+    if status == 404 or kind == "not_found_error":
+        return "Model '{}' was not found (404). Choose another with: set_model <id>".format(model)
+    if status == 413 or kind == "request_too_large":
+        return "The conversation is too large for one request (413). Start afresh with: session_clear <chat>"
+    if status == 429 or kind == "rate_limit_error":
+        return "The Anthropic API is rate limiting this key (429). Please try again in a minute."
+    if status == 529 or kind == "overloaded_error":
+        return "Claude is overloaded right now (529). Please try again shortly."
+    if status == 400 or kind == "invalid_request_error":
+        return "The Anthropic API rejected the request (400): {}".format(detail)
+    if kind == "api_error" or (status and status >= 500):
+        return "The Anthropic API had an internal error ({}). Please try again.".format(status or kind)
+    return "The Anthropic API answered with an error ({}): {}".format(status or kind, detail)
+
+
+def from_response(status, headers, raw, model):
+    kind, detail = _api_detail(raw)
+    retry_after = None
+    if "retry-after" in headers:
+        try:
+            retry_after = int(float(headers["retry-after"]))
+        except ValueError:
+            pass
+    retryable = status in (408, 409, 429, 529) or status >= 500
+    return ClaudeError(
+        kind or "http_{}".format(status),
+        _explain(status, kind, detail, model),
+        retryable,
+        status,
+        retry_after,
+    )
+
+
+def from_stream_error(exc):
+    """A StreamError (an `error` event or a broken event) -> ClaudeError; retryable like its HTTP twin."""
+    kind = exc.kind
+    retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
+    if kind in ("overloaded_error", "api_error", "rate_limit_error", "authentication_error"):
+        message = _explain(None, kind, exc.message, "")
+    else:
+        message = "Claude's reply stopped with an error ({}): {}".format(kind, exc.message)
+    return ClaudeError(kind, message, retryable)
