@@ -144,30 +144,23 @@ async def console_reader():
     try:
         await connect(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     except ValueError:  # stdin is a regular file: reads never block, so plain reads will do
-        return _FileReader(pipe)
+
+        class FileReader:  # made here: only CPython with stdin from a file needs it
+            async def read(self, n):
+                return pipe.read(n)
+
+        return FileReader()
     return reader
-
-
-class _FileReader:
-    def __init__(self, f):
-        self._f = f
-
-    async def read(self, n):
-        return self._f.read(n)
-
-
-def _getenv(name):
-    try:
-        import os
-
-        return os.getenv(name)
-    except (ImportError, AttributeError):  # the chip has no environment
-        return None
 
 
 # The chip's serial console does not echo what is typed; the laptop's terminal does, unless
 # `make sim` hands the firmware a terminal without echo (MIMI_CONSOLE_ECHO=1) for line editing.
-CONSOLE_ECHO = sys.platform == "esp32" or _getenv("MIMI_CONSOLE_ECHO") == "1"
+try:
+    import os
+
+    CONSOLE_ECHO = sys.platform == "esp32" or os.getenv("MIMI_CONSOLE_ECHO") == "1"
+except (ImportError, AttributeError):  # the chip has no environment
+    CONSOLE_ECHO = sys.platform == "esp32"
 
 
 def code_origin():
