@@ -109,3 +109,33 @@ def test_off_admits_everyone_and_unset_never_does():
     cfg.unset("gw_config", "ws_token")  # e.g. config_reset: a fresh token, not an open door
     assert not auth.admits(cfg, _Request())
     assert auth.current(cfg) not in ("", "off")
+
+
+class _Stub:
+    pass
+
+
+def _idle_gateway(config):
+    from mimi.gateway.server import Gateway
+
+    app, commands = _Stub(), _Stub()
+    app.config, app.channels, app.services = config, {}, []
+    commands.table = {"status": [None]}
+    commands.add = lambda *args: None
+    app.console = _Stub()
+    app.console.commands = commands
+    return Gateway(app)
+
+
+def test_an_idle_gateway_has_no_session_code_and_still_answers_as_a_channel():
+    config = _fresh_config()
+    gateway = _idle_gateway(config)
+    assert config.get(auth.NS, auth.KEY)  # first boot: the token is made at once
+    assert gateway.sessions is None  # gateway/clients.py waits for the first /ws request
+    question = _Stub()
+    question.chat_id = "ws_1"
+    from mimi.safety import confirm
+    from support import run
+
+    assert run(gateway.confirm(question, 5)) == confirm.DENIED  # nobody there to ask
+    run(gateway.on_delta("ws_1", "hi"))  # no client: nothing to do, nothing raised

@@ -6,6 +6,7 @@ from microdot import Response
 
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused
+from mimi.gateway import auth
 from mimi.platform import const
 from mimi.storage import files
 
@@ -36,8 +37,6 @@ class Uploads:
 
     async def receive(self, request):
         """POST /upload?name=<file name>, Content-Type the file's type, the bytes as the body."""
-        from mimi.gateway import auth
-
         if not auth.admits(self.app.config, request):
             return _answer(401, {"error": "gateway token missing or wrong"})
         size = request.content_length or 0

@@ -45,6 +45,16 @@ class Web(Microdot):
                 raise
 
 
+async def refuse(request, status, text, header):
+    """Answer with a short plain-text error, written by hand: WebSocket clients want HTTP/1.1
+    and microdot answers HTTP/1.0."""
+    body = (text + "\n").encode()
+    head = "HTTP/1.1 {}\r\n{}\r\nContent-Type: text/plain; charset=utf-8\r\n" \
+        "Content-Length: {}\r\nConnection: close\r\n\r\n".format(status, header, len(body))
+    await request.sock[1].awrite(head.encode() + body)
+    return Response.already_handled
+
+
 def _malformed(exc):
     """What was wrong with a request microdot could not read, in a few words."""
     if isinstance(exc, UnicodeError):  # before ValueError: a subclass of it on both runtimes

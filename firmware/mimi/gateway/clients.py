@@ -1,0 +1,189 @@
+# The web chat's connected clients: WebSocket sessions, their frames, and replies sent to them.
+# Imported at the first /ws request (gateway/server.py), so an idle gateway holds none of this.
+import asyncio
+
+from mimi.bus.message import Message
+from mimi.gateway import auth, history, protocol
+from mimi.gateway.server import CHANNEL, CLIENTS_MAX
+from mimi.gateway.web import refuse
+from mimi.gateway.websocket import with_websocket
+from mimi.platform import const
+from mimi.safety import confirm
+
+SEND_TIMEOUT_S = const(10)  # a client that takes longer to accept a frame is hung up on
+
+
+class _Client:
+    __slots__ = ("ws", "chat_id", "lock")
+
+    def __init__(self, ws, chat_id):
+        self.ws = ws
+        self.chat_id = chat_id
+        self.lock = asyncio.Lock()  # one frame at a time: agent, dispatcher and reader all send
+
+
+class Clients:
+    """The /ws endpoint and the `websocket` channel's delivery, for the Gateway that made it."""
+
+    def __init__(self, gateway):
+        self.gateway = gateway
+        self.app = gateway.app
+        self.clients = []
+        self.admitted = 0  # /ws requests past the checks: upgrading or connected
+        self._next_id = 1
+        self._serve_ws = with_websocket(self._session)
+
+    # -- the /ws endpoint --
+    async def serve(self, request):
+        if not auth.admits(self.app.config, request):
+            return await refuse(request, "401 Unauthorized",
+                                "gateway token missing or wrong: add ?token=<token> "
+                                "(the console command ws_token shows it)",
+                                'WWW-Authenticate: Bearer realm="mimi"')
+        if self.admitted >= CLIENTS_MAX:
+            print("gateway: refused a client: {} are connected already".format(CLIENTS_MAX))
+            return await refuse(request, "503 Service Unavailable",
+                                "too many clients (at most {}); try again later".format(
+                                    CLIENTS_MAX), "Retry-After: 10")
+        if (request.headers.get("Upgrade") or "").lower() != "websocket":
+            return await refuse(request, "426 Upgrade Required",
+                                "this is the WebSocket endpoint: connect with a WebSocket client",
+                                "Upgrade: websocket")
+        self.admitted += 1  # no await since the check above: no other request can slip in between
+        try:
+            return await self._serve_ws(request)
+        finally:
+            self.admitted -= 1
+
+    async def _session(self, request, ws):
+        client = _Client(ws, self._new_chat_id())
+        self.clients.append(client)
+        print("gateway: client connected as {} ({} of {})".format(
+            client.chat_id, len(self.clients), CLIENTS_MAX))
+        try:
+            await self._deliver(client, protocol.hello(client.chat_id))
+            while client in self.clients:  # receive() raises once the connection is closed
+                await self._on_frame(client, await ws.receive())
+        finally:
+            if client in self.clients:
+                self.clients.remove(client)
+            print("gateway: {} disconnected".format(client.chat_id))
+
+    async def _on_frame(self, client, data):
+        try:
+            kind, chat_id, content = protocol.parse_frame(data)
+        except protocol.BadFrame as exc:
+            await self._deliver(client, protocol.error(client.chat_id, str(exc)))
+            return
+        if kind == "confirm":
+            await self._on_answer(client, chat_id, content)
+            return
+        if chat_id is not None:
+            client.chat_id = chat_id  # the client's chat from now on
+        if kind == "history":
+            await self._on_history(client)
+            return
+        if kind == "attach":
+            await self._on_attach(client, content[0], content[1])
+            return
+        for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
+            if other is not client:
+                await self._deliver(other, protocol.user(client.chat_id, content))
+        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, content))
+
+    async def _on_attach(self, client, upload_id, caption):
+        from mimi.agent import attachments
+
+        uploads = self.gateway.uploads
+        item = uploads.take(upload_id) if uploads is not None else None
+        if item is None:
+            await self._deliver(client, protocol.error(client.chat_id, "That attachment is no longer on the "
+                                                       "device; please attach it again."))
+            return
+        item["caption"] = caption
+        for other in self._clients_of(client.chat_id):
+            if other is not client:
+                await self._deliver(other, protocol.user(client.chat_id, attachments.placeholder(caption, item)))
+        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, attachments.question(caption, item),
+                                               {"media": item}))
+
+    async def _on_history(self, client):
+        try:
+            frame = history.frame(self.app.sessions, CHANNEL, client.chat_id)
+        except (OSError, ValueError) as exc:  # an unreadable file: the chat still works
+            print("gateway: could not read the history of {} ({})".format(client.chat_id, exc))
+            frame = protocol.error(client.chat_id, "The device could not read this chat's history.")
+        await self._deliver(client, frame)
+
+    def _new_chat_id(self):
+        # ws_<n>, skipping any n with a saved session or a client: a newcomer starts afresh
+        while True:
+            chat_id = "ws_{}".format(self._next_id)
+            self._next_id += 1
+            if not self._clients_of(chat_id) and not self.app.sessions.exists(CHANNEL, chat_id):
+                return chat_id
+
+    # -- confirmation questions (safety/policy.py asks, a confirm frame answers) --
+    async def confirm(self, question, seconds):
+        if not await self._to_chat(question.chat_id, protocol.confirm(question.chat_id, question)):
+            return confirm.DENIED  # nobody there to ask
+        outcome = await question.wait(seconds)
+        await self._to_chat(question.chat_id, protocol.confirmed(question.chat_id, question.id, outcome))
+        return outcome
+
+    async def _on_answer(self, client, qid, approve):
+        policy = getattr(self.app, "policy", None)
+        question = policy.questions.get(qid) if policy is not None else None
+        if question is None or question.outcome is not None or question.channel != CHANNEL \
+                or question.chat_id != client.chat_id:
+            await self._deliver(client, protocol.notice(client.chat_id, "That question is no longer open "
+                                                        "(already answered or expired)."))
+            return
+        question.settle(confirm.APPROVED if approve else confirm.DENIED)
+
+    # -- the websocket channel --
+    async def on_delta(self, chat_id, text):
+        await self._to_chat(chat_id, protocol.token(chat_id, text))
+
+    async def on_tool(self, chat_id, name):
+        await self._to_chat(chat_id, protocol.tool(chat_id, name))
+
+    async def send(self, message):
+        """True once a client of the message's chat got it."""
+        meta = message.meta or {}
+        if meta.get("kind") in ("report", "notice"):
+            frame = protocol.notice(message.chat_id, message.content)
+        elif meta.get("kind") == "error":
+            frame = protocol.error(message.chat_id, message.content)
+        else:
+            frame = protocol.response(message.chat_id, message.content)
+        return await self._to_chat(message.chat_id, frame)
+
+    def _clients_of(self, chat_id):
+        return [client for client in self.clients if client.chat_id == chat_id]
+
+    async def _to_chat(self, chat_id, frame):
+        delivered = 0
+        for client in self._clients_of(chat_id):
+            if await self._deliver(client, frame):
+                delivered += 1
+        return delivered
+
+    async def _deliver(self, client, frame):
+        try:
+            async with client.lock:
+                await asyncio.wait_for(client.ws.send(frame), SEND_TIMEOUT_S)
+            return True
+        except Exception as exc:  # a gone or stuck client must never stall the agent
+            print("gateway: could not reach {} ({}); hanging up".format(
+                client.chat_id, type(exc).__name__))
+            await self._hang_up(client)
+            return False
+
+    async def _hang_up(self, client):
+        if client in self.clients:
+            self.clients.remove(client)
+        try:
+            await client.ws.request.sock[1].aclose()  # the reader then ends too
+        except Exception:
+            pass
