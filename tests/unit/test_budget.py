@@ -5,7 +5,7 @@ import esp32
 from mimi.bus.message import Message
 from mimi.config import Config
 from mimi.safety import usage_store
-from mimi.safety.budget import Budget, user_key
+from mimi.safety.budget import USERS_MAX, Budget, user_key
 from mimi.safety.usage_report import cost_micro_usd, price_of, report, usd
 from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore
 from support import read, remove_tree, run, tempdir, write
@@ -89,6 +89,19 @@ def test_a_gateway_client_counts_by_its_chat_and_refused_messages_do_not_prolong
     finally:
         remove_tree(folder)
 
+
+
+def test_the_sender_quiet_longest_is_forgotten_when_too_many_are_remembered():
+    folder = tempdir("budget")
+    try:
+        budget, _, clock = make(folder, user_per_min=5)
+        for n in range(USERS_MAX + 1):
+            clock.now += 1
+            assert run(budget.admit(Message("websocket", "ws_{}".format(n), "hi"))) is None
+        assert len(budget.senders) == USERS_MAX
+        assert "websocket:ws_0" not in budget.senders and "websocket:ws_{}".format(USERS_MAX) in budget.senders
+    finally:
+        remove_tree(folder)
 
 def test_claude_calls_per_hour_are_refused_in_check_call_until_the_oldest_leaves_the_hour():
     folder = tempdir("budget")

@@ -4,7 +4,7 @@ import asyncio
 import esp32
 from mimi.bus.message import Bus
 from mimi.config import Config
-from mimi.safety import confirm, policy, roles
+from mimi.safety import confirm, policy, policy_console, roles
 from mimi.safety.policy import Policy
 from mimi.telegram.poller import Poller
 from mimi.tools import registry
@@ -83,13 +83,13 @@ def test_default_levels_read_alone_and_report_what_acts():
 
 def test_levels_are_stored_only_when_they_differ_from_the_default():
     app = App()
-    policy.set_level(app.config, "gpio_write", "confirm")
-    policy.set_level(app.config, "write_file", "blocked")
+    policy_console.set_level(app.config, "gpio_write", "confirm")
+    policy_console.set_level(app.config, "write_file", "blocked")
     assert app.config.get("tool_config", "policy") == "gpio_write=confirm,write_file=blocked"
     assert policy.level_of(app.config, "gpio_write") == policy.CONFIRM
-    policy.set_level(app.config, "gpio_write", "report")  # back to its default
+    policy_console.set_level(app.config, "gpio_write", "report")  # back to its default
     assert app.config.get("tool_config", "policy") == "write_file=blocked"
-    error = raises(ValueError, policy.set_level, app.config, "gpio_write", "sometimes")
+    error = raises(ValueError, policy_console.set_level, app.config, "gpio_write", "sometimes")
     assert "autonomous, report, confirm, blocked" in str(error)
     assert policy.parse_levels("a=confirm, b=nonsense,=report,c") == {"a": "confirm"}
 
@@ -128,10 +128,10 @@ def test_blocked_never_runs_and_confirm_asks_the_requesting_chat():
     approving, denying = Asker(confirm.APPROVED), Asker(confirm.DENIED)
     app = App({"telegram": approving, "websocket": denying})
     gate = Policy(app)
-    policy.set_level(app.config, "gpio_write", "blocked")
+    policy_console.set_level(app.config, "gpio_write", "blocked")
     _turn("telegram", "42", {"user_id": 42, "role": "owner"})
     assert "blocked it on this device" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
-    policy.set_level(app.config, "gpio_write", "confirm")
+    policy_console.set_level(app.config, "gpio_write", "confirm")
     assert run(gate.approve("gpio_write", {"pin": 4, "value": 1, "api_key": "hunter2"}, None)) is None
     text, asker, seconds = approving.asked[0]
     assert text.startswith("May I run gpio_write with {") and text.endswith("}?")

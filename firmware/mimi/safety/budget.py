@@ -11,9 +11,6 @@ USERS_MAX = const(16)  # senders whose last minute is remembered; the longest qu
 WARN_PERCENT = const(80)
 _MINUTE_S = const(60)
 _HOUR_MINUTES = const(60)
-_DAY_S = const(86400)
-_SHOWN_IN_S_BELOW = const(90)  # waits shorter than this are said in seconds, then minutes, then hours
-_SHOWN_IN_MIN_BELOW = const(90)
 EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
 RAISE_HINT = "budget <tokens>"
 _TOLD_WARN = "warned"  # marks: the day limit the 80% / 100% notice was sent for
@@ -27,13 +24,6 @@ def user_key(message):
     meta = message.meta if isinstance(message.meta, dict) else {}
     user = meta.get("user_id")  # Telegram: the sender; a gateway client: its chat
     return "{}:{}".format(message.channel, user if user is not None else message.chat_id)
-
-
-def _wait_text(seconds):
-    if seconds < _SHOWN_IN_S_BELOW:
-        return "{} s".format(max(1, seconds))
-    minutes = (seconds + _MINUTE_S - 1) // _MINUTE_S
-    return "{} min".format(minutes) if minutes < _SHOWN_IN_MIN_BELOW else "{} h {} min".format(minutes // 60, minutes % 60)
 
 
 class Budget:
@@ -109,28 +99,20 @@ class Budget:
             return True
         return False
 
-    def stop_text(self):
-        """The polite stop a user sees once today's budget is used."""
-        now = self.clock()
-        when = "after midnight UTC"
-        if usage_store.clock_date(now) is not None:
-            when += " (in about {})".format(_wait_text(_DAY_S - now % _DAY_S))
-        return ("I've used today's token budget ({} of {} tokens), so I'm taking a break. The owner can raise it "
-                "on my console with {} (e.g. budget {}), or I'll be back {}.".format(
-                    self.store.used_today(), self.limit(), RAISE_HINT, self.limit() * 2, when))
-
     def _global_refusal(self):
         if self.store.roll():
             self.store.save()
         if self._over():
             if self._check_thresholds():  # the limit was lowered below today's use: the owner hears it too
                 self.store.save()
-            return self.stop_text()
+            from mimi.safety.budget_refusals import stop_text
+
+            return stop_text(self)
         cap = self._get("llm_per_hour")
         if self.calls_this_hour() >= cap:
-            return ("I've made as many Claude calls as I may in an hour ({}); please try again in about {}. "
-                    "The owner can raise the limit with config_set {}.llm_per_hour <calls>.".format(
-                        cap, _wait_text(self._hour_frees_in()), NS))
+            from mimi.safety.budget_refusals import hour_refusal
+
+            return hour_refusal(self, cap)
         return None
 
     # -- Claude calls in the last hour: one slot per minute --
@@ -148,14 +130,6 @@ class Budget:
         self._slot(self.clock())
         return sum(self.minutes)
 
-    def _hour_frees_in(self):
-        """Seconds until the oldest counted call leaves the hour."""
-        now = self.clock()
-        for age in range(_HOUR_MINUTES - 1, -1, -1):
-            if self.minutes[(self.minute - age) % _HOUR_MINUTES]:
-                return (self.minute - age + _HOUR_MINUTES) * _MINUTE_S - now
-        return 0
-
     # -- messages per user per minute --
     def _admit_user(self, message, now):
         key = user_key(message)
@@ -165,22 +139,16 @@ class Budget:
         times = [t for t in self.senders.get(key, ()) if 0 <= now - t < _MINUTE_S]
         if len(times) >= cap:
             self.senders[key] = times
-            return ("You're sending messages faster than I can take them (at most {} a minute). "
-                    "Please try again in {}.".format(cap, _wait_text(times[0] + _MINUTE_S - now)))
+            from mimi.safety.budget_refusals import user_refusal
+
+            return user_refusal(cap, times, now)
         if key not in self.senders and len(self.senders) >= USERS_MAX:
-            self._forget_quietest(now)
+            from mimi.safety.budget_refusals import forget_quietest
+
+            forget_quietest(self.senders)
         times.append(now)
         self.senders[key] = times
         return None
-
-    def _forget_quietest(self, now):
-        quietest = None
-        for key in self.senders:
-            times = self.senders[key]
-            last = times[-1] if times else -1
-            if quietest is None or last < quietest[1]:
-                quietest = (key, last)
-        del self.senders[quietest[0]]
 
     # -- writing the counts, at most once a minute --
     def _save_soon(self):

@@ -74,24 +74,8 @@ def parse_levels(text):
     return levels
 
 
-def encode_levels(levels):
-    return ",".join("{}={}".format(name, levels[name]) for name in sorted(levels))
-
-
 def level_of(config, name, tool=None):
     return parse_levels(config.get(_NS, _KEY)).get(name) or default_level(name, tool)
-
-
-def set_level(config, name, level, tool=None):
-    """Store a tool's level (ValueError for an unknown level); a tool's default is not stored."""
-    if level not in LEVELS:
-        raise ValueError("level must be one of {}, not {!r}".format(", ".join(LEVELS), level))
-    levels = parse_levels(config.get(_NS, _KEY))
-    if level == default_level(name, tool):
-        levels.pop(name, None)
-    else:
-        levels[name] = level
-    config.set(_NS, _KEY, encode_levels(levels))
 
 
 def shown_input(config, data):

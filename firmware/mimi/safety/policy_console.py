@@ -1,5 +1,21 @@
 # The `tool_policy [tool] [level]` console command (imported when it is typed).
-from mimi.safety.policy import level_of, set_level, tier_of
+from mimi.safety.policy import _KEY, _NS, LEVELS, default_level, level_of, parse_levels, tier_of
+
+
+def encode_levels(levels):
+    return ",".join("{}={}".format(name, levels[name]) for name in sorted(levels))
+
+
+def set_level(config, name, level, tool=None):
+    """Store a tool's level (ValueError for an unknown level); a tool's default is not stored."""
+    if level not in LEVELS:
+        raise ValueError("level must be one of {}, not {!r}".format(", ".join(LEVELS), level))
+    levels = parse_levels(config.get(_NS, _KEY))
+    if level == default_level(name, tool):
+        levels.pop(name, None)
+    else:
+        levels[name] = level
+    config.set(_NS, _KEY, encode_levels(levels))
 
 
 async def tool_policy(policy, name=None, level=None):
