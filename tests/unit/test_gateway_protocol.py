@@ -132,6 +132,7 @@ def test_an_idle_gateway_has_no_session_code_and_still_answers_as_a_channel():
     gateway = _idle_gateway(config)
     assert config.get(auth.NS, auth.KEY)  # first boot: the token is made at once
     assert gateway.sessions is None  # gateway/clients.py waits for the first /ws request
+    assert gateway.web is None  # microdot and the routes wait for the first connection
     question = _Stub()
     question.chat_id = "ws_1"
     from mimi.safety import confirm

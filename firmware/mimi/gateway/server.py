@@ -2,10 +2,7 @@
 import asyncio
 import os
 
-from microdot import Response
-
 from mimi import platform
-from mimi.gateway.web import Web, refuse
 from mimi.platform import const
 
 CHANNEL = "websocket"
@@ -31,8 +28,9 @@ def _exists(path):
 class Gateway:
     """Service (run) and channel (on_delta, send) in one; App wiring: Gateway(app).
 
-    The WebSocket sessions (gateway/clients.py and what it imports) are loaded at the first /ws
-    request, uploads at the first upload: an idle gateway is microdot listening, and this.
+    The port is listened on from boot by asyncio itself; microdot and the routes (gateway/web.py) are
+    loaded at the first connection, the WebSocket sessions (gateway/clients.py and what it imports) at
+    the first /ws request, uploads at the first upload: an idle gateway is a listening socket, and this.
     """
 
     def __init__(self, app):
@@ -41,7 +39,8 @@ class Gateway:
         self._restart = False
         self.sessions = None  # gateway/clients.py Clients, made at the first /ws request
         self.uploads = None  # web chat attachments (gateway/uploads.py), made at the first upload
-        self.web = self._routes()
+        self.server = None  # the listening asyncio server
+        self.web = None  # microdot with the routes (gateway/web.py), made at the first connection
         if not app.config.get(_TOKEN_NS, _TOKEN_KEY):
             from mimi.gateway import auth
 
@@ -60,6 +59,8 @@ class Gateway:
 
     # -- HTTP --
     def _routes(self):
+        from mimi.gateway.web import Web
+
         web = Web()
         web.get("/")(self._page)
         web.route("/ws")(self._ws)
@@ -67,7 +68,20 @@ class Gateway:
         web.get("/attach.js")(self._attach_script)
         return web
 
+    async def _serve(self, reader, writer):
+        # Every connection the port accepts: microdot and the routes are loaded at the first one.
+        if self.web is None:
+            try:
+                self.web = self._routes()
+            except MemoryError:  # nothing read yet: the client sees the connection closed, nothing half done
+                print("gateway: no memory to load the web server; hung up on a client")
+                writer.close()
+                return
+        await self.web.serve(reader, writer)
+
     async def _attach_script(self, request):
+        from microdot import Response
+
         path = self.app.www_dir + "/attach.js"  # the web chat's attachments, in a file of their own
         if not _exists(path):
             return Response("", 404)
@@ -77,6 +91,8 @@ class Gateway:
         return response
 
     async def _upload(self, request):
+        from microdot import Response
+
         if self.uploads is None:
             try:
                 from mimi.gateway.uploads import Uploads
@@ -89,6 +105,8 @@ class Gateway:
         return await self.uploads.receive(request)
 
     async def _page(self, request):
+        from microdot import Response
+
         path = self.app.www_dir + "/" + _PAGE_NAME
         if _exists(path):
             response = Response.send_file(path, content_type="text/html; charset=utf-8")
@@ -104,6 +122,8 @@ class Gateway:
 
                 self.sessions = Clients(self)
             except MemoryError:  # before the token check and the upgrade: a plain HTTP refusal
+                from mimi.gateway.web import refuse
+
                 print("gateway: no memory to serve a WebSocket client; refused it")
                 return await refuse(request, "503 Service Unavailable", _SHORT_OF_MEMORY,
                                     "Retry-After: 10")
@@ -137,10 +157,10 @@ class Gateway:
         while True:
             port = self.app.config.get("gw_config", "ws_port")
             self._restart = False
-            self.web.server = None
+            self.server = None
             failed = []
             task = asyncio.create_task(self._listen(port, failed))
-            while self.web.server is None and not failed:
+            while self.server is None and not failed:
                 await asyncio.sleep(_BIND_POLL_S)
             if failed:
                 print("gateway: cannot listen on port {} ({}); trying again in {} s".format(
@@ -158,10 +178,18 @@ class Gateway:
                 return
 
     async def _listen(self, port, failed):
+        # As microdot's start_server listens, with the connections handed to _serve.
         try:
-            await self.web.start_server(host="0.0.0.0", port=port)
+            self.server = await asyncio.start_server(self._serve, "0.0.0.0", port)
         except OSError as exc:
             failed.append(exc)
+            return
+        if hasattr(self.server, "serve_forever"):  # CPython
+            try:
+                await self.server.serve_forever()
+            except asyncio.CancelledError:  # close() ends it
+                pass
+        await self.server.wait_closed()
 
     def address(self):
         ip = "127.0.0.1"
@@ -217,4 +245,4 @@ class Gateway:
             platform.console_write("gw_config.ws_port = {} (saved; the gateway moves now; "
                                    "connected clients stay)\n".format(wanted))
             self._restart = True
-            self.web.shutdown()
+            self.server.close()

@@ -16,6 +16,21 @@ Request.max_content_length = 5 * 1024 * 1024 + 4096
 class Web(Microdot):
     """microdot with a deadline on reading the request and Nagle's algorithm off per connection."""
 
+    async def serve(self, reader, writer):
+        """A connection the gateway's listener accepted (gateway/server.py), served as microdot's
+        start_server serves one: CPython's StreamWriter gets the awrite and aclose microdot uses."""
+        if not hasattr(writer, "awrite"):
+            async def awrite(data):
+                writer.write(data)
+                await writer.drain()
+
+            async def aclose():
+                writer.close()
+                await writer.wait_closed()
+
+            writer.awrite, writer.aclose = awrite, aclose
+        await self.handle_request(reader, writer)
+
     async def handle_request(self, reader, writer):
         # microdot's handle_request, but a silent or half-sent request no longer holds its
         # connection (and its memory) open for ever; other clients are served meanwhile.
