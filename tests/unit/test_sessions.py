@@ -230,3 +230,21 @@ def test_list_reports_stem_size_and_lines():
         assert Sessions(files.join(d, "missing")).list() == []
     finally:
         remove_tree(d)
+
+
+def test_lines_read_backwards_come_with_their_offsets():
+    from mimi.storage.sessions import _lines_backward
+
+    d = tempdir("sess_offsets")
+    try:
+        path = files.join(d, "x.jsonl")
+        lines = [b"first", b"", b"x" * (LINE_MAX + 5), b"\xc3\xa9" * 700, b"y" * 1023, b"torn"]
+        data = b"\n".join(lines)
+        write(path, data, "wb")
+        with open(path, "rb") as f:
+            got = list(_lines_backward(f, len(data)))
+        assert [line for _, line in got] == [line for line in reversed(lines) if len(line) <= LINE_MAX]
+        for start, line in got:
+            assert data[start : start + len(line)] == line and (start == 0 or data[start - 1] == 0x0A)
+    finally:
+        remove_tree(d)

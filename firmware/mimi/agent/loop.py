@@ -106,9 +106,10 @@ class Agent:
             await channel.on_start(message.chat_id)
         now = platform.unix_time()
         session = _session_of(message)
-        history = self.sessions.history(session[0], session[1]) if session else []
-        # Empty turns are refused by the API: a blank line in an old session must not break this one.
-        messages = [m for m in history if m["content"].strip()]
+        # The history stays on flash, written from the session file as the request is sent (blank turns,
+        # which the API refuses, left out): one item standing for all its messages, none when there are none.
+        history = self.sessions.history_pieces(session[0], session[1]) if session else None
+        messages = [] if history is None else [history]
         del history
         turn = self.context.user_turn(message.content, message.channel, now)
         if _media(message) is not None:  # a photo or file: its block, read from flash as the request is sent

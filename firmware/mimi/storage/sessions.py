@@ -106,7 +106,7 @@ def _line_for(role, content, ts, cap):
 
 
 def _lines_backward(f, end):
-    """Yield the lines of an open binary file from its end to its start, one block at a time.
+    """Yield (offset, line) for the lines of an open binary file from its end to its start, one block at a time.
 
     Lines longer than LINE_MAX are skipped without being held whole; memory stays about
     LINE_MAX + _BLOCK whatever the file size.
@@ -129,15 +129,18 @@ def _lines_backward(f, end):
             parts = chunk.split(b"\n")
         else:
             parts = (chunk + tail).split(b"\n")
+        stop = pos + len(chunk) + len(tail)  # where the newest part ends
         for i in range(len(parts) - 1, 0, -1):
+            stop -= len(parts[i])
             if len(parts[i]) <= LINE_MAX:
-                yield parts[i]
+                yield stop, parts[i]
+            stop -= 1  # its newline
         tail = parts[0]
         if len(tail) > LINE_MAX:
             overlong = True
             tail = b""
     if not overlong and len(tail) <= LINE_MAX:
-        yield tail
+        yield 0, tail
 
 
 class Sessions:
@@ -211,7 +214,7 @@ class Sessions:
         if end <= 0:
             return
         with open(path, "rb") as f:
-            for line in _lines_backward(f, end):
+            for _, line in _lines_backward(f, end):
                 message = parse_message(line)
                 if message is not None:
                     yield message
@@ -224,7 +227,7 @@ class Sessions:
         if end <= 0 or limit <= 0:
             return newest_first
         with open(path, "rb") as f:
-            for line in _lines_backward(f, end):
+            for _, line in _lines_backward(f, end):
                 message = parse_message(line)
                 if message is not None:
                     newest_first.append(message)
@@ -234,6 +237,14 @@ class Sessions:
             newest_first.pop()  # the model expects the conversation to open with the user
         newest_first.reverse()
         return newest_first
+
+    def history_pieces(self, channel, chat_id, limit=HISTORY_LIMIT):
+        """history() without its blank messages, as JSON read from the file while a request is written
+        (storage/history_pieces.py); None when there is none."""
+        from mimi.storage.history_pieces import HistoryPieces
+
+        pieces = HistoryPieces(self.path(channel, chat_id), limit)
+        return pieces if pieces.records else None
 
     def clear(self, name_or_chat_id):
         """Remove a session by file stem ("telegram_42"), or every channel's file of a chat id.
@@ -273,7 +284,7 @@ def last_ts(path):
     if end <= 0:
         return 0
     with open(path, "rb") as f:
-        for line in _lines_backward(f, end):
+        for _, line in _lines_backward(f, end):
             if parse_message(line) is None:
                 continue
             try:

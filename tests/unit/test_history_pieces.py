@@ -1,0 +1,182 @@
+# storage/history_pieces.py: the history written from the session file, byte for byte the dicts' request JSON.
+import json
+
+from support import raises, remove_tree, tempdir
+
+from mimi.llm.claude import JsonBody
+from mimi.storage import files
+from mimi.storage.history_pieces import HistoryPieces
+from mimi.storage.sessions import Sessions
+
+_SYSTEM = [{"type": "text", "text": "soul"}]
+_TURN = {"role": "user", "content": "now \u00e9 \U0001f600"}
+_TEXTS = (
+    "plain",
+    "caf\u00e9 \u4e2d\u6587 \U0001f600\U0001f355 emoji",
+    'quotes " and \\ backslashes \\" and / slashes',
+    "new\nlines\r\n\ttabs \x01\x1f controls \x7f",
+    "   ",  # blank: left out, as agent/loop.py did
+    "",
+    "long \u00e9\U0001f600 " * 400,  # over one escape slice, non-ASCII across the slice edges
+    '"' * 1500 + "\\" * 1500,
+)
+
+
+def _expanded(body):
+    """The request bytes, pieces with chunks() written out; each such piece's len() checked."""
+    out = []
+    for piece in body.pieces():
+        if hasattr(piece, "chunks"):
+            data = b"".join(piece.chunks())
+            assert len(piece) == len(data)
+            out.append(data)
+        else:
+            out.append(piece)
+    return b"".join(out)
+
+
+def _old_body(store, limit, chat="42"):
+    history = store.history("telegram", chat, limit)
+    messages = [m for m in history if m["content"].strip()]
+    messages.append(_TURN)
+    return _expanded(JsonBody(_SYSTEM, messages, None, "claude-x", 1024))
+
+
+def _new_body(store, limit, chat="42"):
+    history = store.history_pieces("telegram", chat, limit)
+    messages = [] if history is None else [history]
+    messages.append(_TURN)
+    return _expanded(JsonBody(_SYSTEM, messages, None, "claude-x", 1024))
+
+
+def _same_for_every_limit(store, chat="42", most=30):
+    for limit in range(0, most):
+        old = _old_body(store, limit, chat)
+        assert _new_body(store, limit, chat) == old, limit
+        json.loads(old)  # valid JSON
+
+
+def test_the_request_bytes_equal_the_dicts_form_for_every_limit():
+    d = tempdir("hp_same")
+    try:
+        store = Sessions(d)
+        for i, text in enumerate(_TEXTS * 2):
+            store.append("telegram", "42", "user" if i % 3 else "assistant", text, 1700000000 + i)
+        _same_for_every_limit(store)
+        assert _new_body(store, 12) != _new_body(store, 4)  # the limit is honoured
+    finally:
+        remove_tree(d)
+
+
+def test_cut_lines_torn_lines_and_bad_lines_as_history_reads_them():
+    d = tempdir("hp_torn")
+    try:
+        store = Sessions(d, max_bytes=4096)  # lines over 2 KB are cut with " [cut]"
+        store.append("telegram", "42", "user", "big \u00e9 " * 2000, 1)
+        store.append("telegram", "42", "assistant", "answer", 2)
+        path = store.path("telegram", "42")
+        with open(path, "ab") as f:
+            f.write(b'not json\n{"role":"system","content":"x"}\n\n{"role":"user","content":"torn')
+        assert "[cut]" in store.history("telegram", "42")[0]["content"]
+        _same_for_every_limit(store, most=6)
+        store.append("telegram", "42", "user", "after the power cut", 3)
+        _same_for_every_limit(store, most=6)
+    finally:
+        remove_tree(d)
+
+
+def test_lines_escaped_by_another_writer_are_written_as_this_runtime_escapes():
+    d = tempdir("hp_foreign")
+    try:
+        store = Sessions(d)
+        files.makedirs(d)
+        lines = [
+            '{"role": "user", "content": "spaced \\u00e9", "ts": 1}',  # another key layout
+            '{"content":"key order","role":"assistant"}',
+            '{"role":"user","content":"ascii escapes caf\\u00e9 \\ud83d\\ude00 \\/ \\u0041","ts":2}',
+            '{"role":"assistant","content":"raw caf\u00e9 \U0001f600","ts":3}',
+            '{"role":"user","content":"lone \\ud83d surrogate","ts":4}',
+            '{"role":"assistant","content":"dup","content":"last wins","ts":5}',
+            b'{"role":"user","content":"bad \xff\xfe bytes","ts":6}',
+            '{"role":"assistant","content":"\\u0020\\n","ts":7}',  # blank once parsed
+            '{"role":"user","content":"end","ts":8}',
+        ]
+        with open(store.path("telegram", "42"), "wb") as f:
+            for line in lines:
+                f.write(line if isinstance(line, bytes) else line.encode())
+                f.write(b"\n")
+        _same_for_every_limit(store, most=12)
+        assert not all(record[2] for record in store.history_pieces("telegram", "42").records)
+    finally:
+        remove_tree(d)
+
+
+def test_no_history_gives_none_and_the_request_has_only_the_turn():
+    d = tempdir("hp_none")
+    try:
+        store = Sessions(d)
+        assert store.history_pieces("telegram", "42") is None  # no file
+        store.append("telegram", "42", "assistant", "an assistant line cannot open the history", 1)
+        store.append("telegram", "42", "user", "  ", 2)
+        assert store.history_pieces("telegram", "42") is None  # only a blank user message
+        _same_for_every_limit(store, most=4)
+        assert store.history_pieces("telegram", "42", 0) is None
+    finally:
+        remove_tree(d)
+
+
+def test_pieces_are_small_and_the_file_is_read_again_on_each_walk():
+    d = tempdir("hp_small")
+    try:
+        store = Sessions(d, max_bytes=1024 * 1024)
+        for i in range(20):
+            store.append("telegram", "42", "user" if i % 2 == 0 else "assistant", "w\u00e9rd \U0001f600" * 120, i)
+        history = store.history_pieces("telegram", "42")
+        assert len(history.records) == 20
+        assert all(record[2] for record in history.records)  # lines this runtime wrote are sent as stored
+        first = b"".join(history.chunks())
+        assert max(len(c) for c in history.chunks()) <= 1024 + 32
+        at = 0
+        for chunk in history.chunks():  # the second walk, compared as it goes (no second join)
+            assert first[at : at + len(chunk)] == chunk
+            at += len(chunk)
+        assert at == len(first)
+        assert len(history) == len(first)
+    finally:
+        remove_tree(d)
+
+
+def test_a_session_rewritten_before_a_send_is_read_again_or_refused():
+    d = tempdir("hp_changed")
+    try:
+        store = Sessions(d)
+        for i in range(6):
+            store.append("telegram", "42", "user" if i % 2 == 0 else "assistant", "m{}".format(i), i)
+        history = store.history_pieces("telegram", "42")
+        store.append("telegram", "42", "user", "m6", 6)  # appended meanwhile (a retry after the save)
+        assert len(history) == len(b"".join(history.chunks()))  # len() reads the file again
+        assert [m["content"] for m in json.loads(b"[" + b"".join(history.chunks()) + b"]")][-1] == "m6"
+        store.append("telegram", "42", "assistant", "m7", 7)  # changed between the count and the send
+        assert raises(RuntimeError, lambda: b"".join(history.chunks()))
+        store.clear("telegram_42")  # session_clear during the turn: nothing left to send
+        assert raises(RuntimeError, len, history)
+    finally:
+        remove_tree(d)
+
+
+def test_a_line_changed_in_place_is_noticed():
+    d = tempdir("hp_inplace")
+    try:
+        store = Sessions(d)
+        store.append("telegram", "42", "user", "hello", 1)
+        store.append("telegram", "42", "assistant", "there", 2)
+        history = store.history_pieces("telegram", "42")
+        path = store.path("telegram", "42")
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data.replace(b'"role":"user"', b'"role":"usex"'))
+        assert raises(RuntimeError, lambda: b"".join(history.chunks()))
+        assert HistoryPieces(path, 20).records == []
+    finally:
+        remove_tree(d)
