@@ -199,8 +199,8 @@ class _Holder:
     pass
 
 
-def _telegram_channel(top, api):
-    """The Telegram channel on a scripted Bot API, its flash under top."""
+def _bare_channel(top):
+    """The Telegram channel of a board without a bot token, its flash under top."""
     import esp32
     from mimi.bus.message import Bus
     from mimi.config import Config
@@ -213,9 +213,15 @@ def _telegram_channel(top, api):
     app.flash.root = top
     app.console = _Holder()
     app.console.commands = _Commands()
-    channel = Telegram(app)
-    channel.api = channel.sender.api = api
-    channel.sender.backoff_first_s, channel.sender.patience_s = 0.01, 0.03
+    return Telegram(app)
+
+
+def _telegram_channel(top, api):
+    """The Telegram channel on a scripted Bot API, its flash under top."""
+    channel = _bare_channel(top)
+    live = channel.live()  # no token here: the bot is made for the test's replies
+    live.api = live.sender.api = api
+    live.sender.backoff_first_s, live.sender.patience_s = 0.01, 0.03
     return channel
 
 
@@ -228,18 +234,41 @@ def test_while_a_reply_waits_newer_ones_to_that_chat_queue_behind_it_and_others_
         api = ScriptedAPI(*([down] * 6))
         channel = _telegram_channel(top, api)
         run(channel.send(Message("telegram", "42", "First answer.", {})))
-        assert channel.outbox.holds(42) and api.calls[-1] == ("sendMessage", "First answer.")
+        box = channel.live().outbox
+        assert box.holds(42) and api.calls[-1] == ("sendMessage", "First answer.")
         api.outcomes = []  # Telegram answers again
         run(channel.send(Message("telegram", "42", "Second answer.", {})))
         run(channel.send(Message("telegram", "42", "I ran gpio_write", {"kind": "report"})))
         run(channel.send(Message("telegram", "7", "Another chat.", {})))
         sent = [text for method, text in api.calls if method == "sendMessage"]
         assert sent[-1] == "Another chat." and "Second answer." not in sent  # 42's order is kept
-        assert [r["parts"][0] for r in channel.outbox.replies] == [
+        assert [r["parts"][0] for r in box.replies] == [
             ["First answer.", "First answer."], ["Second answer.", "Second answer."], [None, "I ran gpio_write"]]
-        while channel.outbox.replies:
-            assert run(channel.outbox._send_oldest())
+        while box.replies:
+            assert run(box._send_oldest())
         sent = [text for method, text in api.calls if method == "sendMessage"]
         assert sent[-3:] == ["First answer.", "Second answer.", "I ran gpio_write"]
+    finally:
+        remove_tree(top)
+
+
+
+def test_without_a_bot_token_the_bot_is_made_when_one_is_set_or_when_a_reply_waits_on_flash():
+    top = tempdir("outbox")
+    try:
+        channel = _bare_channel(top)
+        assert channel._live is None and channel.allowed() == []  # the allowlist needs no bot
+        channel.app.config.set("tg_config", "allowlist", "42")
+        assert channel._live is None and channel.allowed() == [42]
+        channel.app.config.set("tg_config", "bot_token", "123:abc")
+        assert channel._live is not None  # the poller starts with the token
+        channel.app.config.unset("tg_config", "bot_token")
+        box = channel.live().outbox
+        box.add(42, [[None, "Still to send."]])
+        rebooted = _bare_channel(top)
+        assert rebooted._live is not None and rebooted.live().outbox.replies  # still sent after the reboot
+        box.replies = []
+        box._save()  # all delivered: the file stays, empty
+        assert _bare_channel(top)._live is None
     finally:
         remove_tree(top)

@@ -5,9 +5,9 @@ import json
 from mimi import jsontext
 from mimi.platform import const
 from mimi.storage import files, space
+from mimi.telegram import OUTBOX_FILE
 from mimi.telegram.api import TelegramError
 
-FILE_NAME = "tg_outbox.json"
 REPLIES_MAX = const(8)  # replies waiting; a ninth pushes out the oldest (it is still in its chat's session)
 FILE_MAX = const(32 * 1024)  # bytes of waiting text; the oldest replies go first when over
 RETRY_S = const(30)  # between attempts while Telegram stays out of reach
@@ -30,7 +30,7 @@ class Outbox:
     retry_s = RETRY_S  # a class attribute, so tests (and --health) can shorten it
 
     def __init__(self, data_root, sender):
-        self.path = files.join(data_root, FILE_NAME)
+        self.path = files.join(data_root, OUTBOX_FILE)
         self.sender = sender
         self.replies = []
         self.delivered = 0

@@ -1,0 +1,288 @@
+# The Telegram bot at work, made at its first need (channel.py): polling, routing updates, buttons, replies.
+import asyncio
+
+from mimi.bus.message import Message
+from mimi.platform import const
+from mimi.safety import confirm, roles
+from mimi.telegram.api import BotAPI
+from mimi.telegram.outbox import Outbox, Undelivered
+from mimi.telegram.poller import Poller
+from mimi.telegram.sender import Sender
+
+STRANGERS_REMEMBERED = const(32)  # each stranger is told how to get in once per boot
+_HELP = (
+    "I'm Mimi, a pocket assistant living on an ESP32-S3. Just write to me.\n"
+    "/new starts a fresh conversation, /help shows this message."
+)
+_NON_TEXT = "I can read text, photos, PDFs and text files, but not this kind of message; please type your question."
+_GROUP_TYPES = ("group", "supergroup")
+_BUTTON_PREFIX = "cf:"  # callback_data "cf:<question id>:y" or ":n"
+_STALE = "This question is no longer open (already answered or expired)."
+_NOT_YOURS = "Only the person who asked, or an owner, can answer this."
+
+
+def addressed(message, bot):
+    """In a group: (True, text without the bot's @mention) when the message mentions the bot or replies to
+    one of its messages, else (False, text). Private chats are always addressed. `bot` is getMe's result."""
+    text = message.get("text") or ""
+    if (message.get("chat") or {}).get("type") not in _GROUP_TYPES:
+        return True, text
+    if not bot:
+        return False, text
+    replied = message.get("reply_to_message") or {}
+    to_bot = (replied.get("from") or {}).get("id") == bot.get("id")
+    mention = "@" + (bot.get("username") or "").lower()
+    # Entity offsets count UTF-16 units, not characters: look for the name in the text instead.
+    kinds = [entity.get("type") for entity in message.get("entities") or () if isinstance(entity, dict)]
+    found = ("mention" in kinds or "bot_command" in kinds) and _mentions(text.lower(), mention)
+    if found:
+        text = _without(text, mention)
+    return found or to_bot, text
+
+
+def _mentions(low, mention):
+    """True when low holds mention as a whole name (not the start of a longer one)."""
+    at = low.find(mention)
+    while at >= 0:
+        end = at + len(mention)
+        if end == len(low) or not (low[end].isalpha() or low[end].isdigit() or low[end] == "_"):
+            return True
+        at = low.find(mention, end)
+    return False
+
+
+def _without(text, mention):
+    """text with every @mention of the bot removed (any letter case), spaces tidied."""
+    low, at = text.lower(), 0
+    parts = []
+    while True:
+        found = low.find(mention, at)
+        if found < 0:
+            parts.append(text[at:])
+            break
+        parts.append(text[at:found])
+        at = found + len(mention)
+    return " ".join("".join(parts).split())
+
+
+class Live:
+    """The Bot API, the poller, the sender and the outbox of one `telegram` channel (channel.py)."""
+
+    def __init__(self, channel):
+        app = channel.app
+        self.app = app
+        self.allowed = channel.allowed
+        self.api = BotAPI(app.config)
+        self.sender = Sender(self.api)
+        self.outbox = Outbox(app.flash.root, self.sender)
+        self.poller = Poller(self.api, self._on_update, self._asking, lambda: not app.bus.inbound.full())
+        self.bot = None  # getMe's answer: the bot's id and @username (for group mentions)
+        self._strangers = []
+
+    def on_config(self, key):
+        """A tg_config setting changed."""
+        if key in ("bot_token", "api_base"):
+            self.bot = None  # another bot, or another server: ask getMe again
+        self.poller.wake()
+
+    async def run(self, greet):
+        """greet: ask getMe first (the service started with the token already set)."""
+        self.outbox_task = asyncio.create_task(self.outbox.run())  # kept: a task nobody holds may vanish
+        if greet:
+            await self._whoami()
+        await self.poller.run()
+
+    async def _whoami(self):
+        """The bot's own id and @username, asked once (again after a failure, when a group needs it)."""
+        if self.bot is None and self.api.has_token():
+            try:
+                me = await self.api.call("getMe")
+                if isinstance(me, dict) and me.get("username"):
+                    self.bot = me
+                    print("Telegram: I am @{}".format(me["username"]))
+            except Exception as exc:  # the poller reports network trouble; groups wait until this works
+                print("Telegram: getMe failed: {}".format(exc))
+        return self.bot
+
+    # -- incoming updates --
+    async def _on_update(self, update):
+        """Route one update; True when it is fully answered here, False when the agent will answer."""
+        query = update.get("callback_query")
+        if isinstance(query, dict):
+            await self._on_button(query)
+            return True
+        message = update.get("message")
+        if not isinstance(message, dict):
+            return True
+        sender = message.get("from") or {}
+        chat = message.get("chat") or {}
+        user_id, chat_id = sender.get("id"), chat.get("id")
+        if not isinstance(user_id, int) or chat_id is None:
+            return True
+        if chat.get("type") in _GROUP_TYPES:
+            await self._whoami()
+        is_for_me, text = addressed(_with_caption(message), self.bot)
+        if not is_for_me:
+            return True  # group talk not meant for the bot: no reply, no LLM call
+        if user_id not in self.allowed():
+            await self._stranger(user_id, sender.get("username"), chat_id)
+            return True
+        if not isinstance(message.get("text"), str):
+            if "photo" in message or "document" in message:
+                return await self._media(update, message, text, user_id, chat_id)
+            await self._answer(chat_id, _NON_TEXT)
+            return True
+        if text.startswith("/"):
+            command = text.split()[0].split("@")[0].lower() if text.split() else ""
+            if command in ("/start", "/help"):
+                name = sender.get("first_name") or ""
+                await self._answer(chat_id, ("Hi {}! ".format(name) if name else "Hi! ") + _HELP)
+                return True
+            if command == "/new":
+                removed = self.app.sessions.clear("telegram_{}".format(chat_id))
+                await self._answer(chat_id, "Started a fresh conversation." if removed else "This conversation is already fresh.")
+                return True
+        if not text.strip():
+            await self._answer(chat_id, "Yes? Write your question after my name.")
+            return True
+        meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
+        await self.app.bus.inbound.put(Message("telegram", chat_id, text, meta))
+        return False
+
+    async def _media(self, update, message, text, user_id, chat_id):
+        """A photo or file: downloaded to flash, then a turn for the agent (False), or answered here (True)."""
+        from mimi.agent import attachments
+        from mimi.telegram import media
+
+        try:  # the download may take a few seconds: show that something happens
+            await self.api.call("sendChatAction", {"chat_id": chat_id, "action": "typing"})
+        except Exception:  # a missing chat action costs nothing
+            pass
+        try:
+            item = await media.receive(self.api, self.app.flash.root, message, update["update_id"])
+        except attachments.Refused as exc:
+            await self._answer(chat_id, str(exc))
+            return True
+        item["caption"] = text
+        meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id),
+                "media": item}
+        await self.app.bus.inbound.put(Message("telegram", chat_id, attachments.question(text, item), meta))
+        return False
+
+    async def _stranger(self, user_id, username, chat_id):
+        if user_id in self._strangers:
+            return
+        self._strangers.append(user_id)
+        if len(self._strangers) > STRANGERS_REMEMBERED:
+            self._strangers.pop(0)
+        print("Telegram user {} (@{}) wants to chat: tg_allow {}".format(user_id, username or "?", user_id))
+        await self._answer(
+            chat_id,
+            "Sorry, I only talk to people my owner has admitted. Your Telegram user id is {}: "
+            "ask the owner to run tg_allow {} on my console.".format(user_id, user_id),
+        )
+
+    async def _answer(self, chat_id, text):
+        try:
+            await self.sender.send_plain(chat_id, text)
+        except Exception as exc:
+            print("Telegram: could not answer chat {}: {}".format(chat_id, exc))
+
+    # -- confirmation questions (safety/policy.py asks, a button answers) --
+    def _questions(self):
+        policy = getattr(self.app, "policy", None)
+        return policy.questions if policy is not None else None
+
+    def _asking(self):
+        questions = self._questions()
+        return questions is not None and questions.waiting_on("telegram")
+
+    async def confirm(self, question, seconds):
+        """Ask with Approve / Deny buttons; the outcome, shown afterwards in place of the buttons."""
+        buttons = [[{"text": "Approve", "callback_data": "{}{}:y".format(_BUTTON_PREFIX, question.id)},
+                    {"text": "Deny", "callback_data": "{}{}:n".format(_BUTTON_PREFIX, question.id)}]]
+        sent = await self.api.call("sendMessage", {"chat_id": _chat(question.chat_id), "text": question.text(),
+                                                   "reply_markup": {"inline_keyboard": buttons}})
+        self.poller.question_opened()
+        outcome = await question.wait(seconds)
+        if isinstance(sent, dict) and "message_id" in sent:
+            try:  # no reply_markup: the buttons go away
+                await self.api.call("editMessageText", {
+                    "chat_id": _chat(question.chat_id), "message_id": sent["message_id"],
+                    "text": "{}\n\n{}".format(question.text(), confirm.OUTCOME_SHOWN[outcome])})
+            except Exception as exc:
+                print("Telegram: could not show the answer to a question: {}".format(exc))
+        return outcome
+
+    async def _on_button(self, query):
+        data = query.get("data") or ""
+        qid, _, answer = data[len(_BUTTON_PREFIX):].partition(":") if data.startswith(_BUTTON_PREFIX) else ("", "", "")
+        questions = self._questions()
+        question = questions.get(qid) if questions is not None and qid else None
+        chat_id = ((query.get("message") or {}).get("chat") or {}).get("id")
+        user_id = (query.get("from") or {}).get("id")
+        if question is None or question.outcome is not None or str(chat_id) != question.chat_id:
+            reply = _STALE
+        elif not self._may_answer(question, user_id):
+            reply = _NOT_YOURS
+        else:
+            question.settle(confirm.APPROVED if answer == "y" else confirm.DENIED)
+            reply = "Approved" if answer == "y" else "Denied"
+        try:
+            await self.api.call("answerCallbackQuery", {"callback_query_id": query.get("id"), "text": reply})
+        except Exception as exc:
+            print("Telegram: could not answer a button press: {}".format(exc))
+
+    def _may_answer(self, question, user_id):
+        if user_id not in self.allowed():
+            return False
+        role = roles.of_user(self.app.config, user_id)
+        if question.asker is not None:
+            return user_id == question.asker or role == roles.OWNER
+        return roles.allows(role, question.needed or roles.OWNER)
+
+    # -- the channel, called by the agent and the dispatcher --
+    async def on_start(self, chat_id):
+        await self.sender.start(chat_id)
+
+    async def on_delta(self, chat_id, text):
+        await self.sender.delta(chat_id, text)
+
+    async def on_tool(self, chat_id, name):
+        await self.sender.tool(chat_id, name)
+
+    async def send(self, message):
+        meta = message.meta or {}
+        request = meta.get("request") or {}
+        is_error = meta.get("kind") == "error"
+        beside = meta.get("kind") in ("report", "notice")  # sent beside a reply being streamed, not ending it
+        try:
+            if self.outbox.holds(message.chat_id):  # an older reply still waits: this one goes after it
+                if not beside:
+                    await self.sender.stop(message.chat_id)
+                text = message.content
+                self.outbox.add(message.chat_id, Sender.plain_parts(text) if beside else Sender.parts(text, is_error))
+            elif beside:
+                await self.sender.send_plain(message.chat_id, message.content)
+            else:
+                await self.sender.reply(message.chat_id, message.content, is_error)
+        except Undelivered as exc:  # kept on flash and sent when Telegram answers: late, not lost
+            self.outbox.add(message.chat_id, exc.parts, exc.cause)
+        finally:
+            if "update_id" in request:
+                self.poller.answered(request["update_id"])
+
+
+def _with_caption(message):
+    """A photo's or file's caption read like a text message's text (mentions in groups)."""
+    if isinstance(message.get("text"), str) or "caption" not in message:
+        return message
+    probe = dict(message)
+    probe["text"] = message.get("caption") or ""
+    probe["entities"] = message.get("caption_entities") or []
+    return probe
+
+
+def _chat(chat_id):
+    text = str(chat_id)
+    return int(text) if text.lstrip("-").isdigit() else text
