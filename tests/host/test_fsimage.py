@@ -58,7 +58,11 @@ def walk(fs, folder, found):
         else:
             h = hashlib.sha256()
             with fs.open(path, "rb") as f:
-                h.update(f.read())
+                while True:  # in pieces, as a board reads a file: the manifest alone is about 20 KB
+                    piece = f.read(4096)
+                    if not piece:
+                        break
+                    h.update(piece)
             found[path[1:]] = binascii.hexlify(h.digest()).decode()
 
 bdev = FileBlocks(sys.argv[1], int(sys.argv[2]))
