@@ -1,8 +1,10 @@
-# storage/history_pieces.py: the history written from the session file, byte for byte the dicts' request JSON.
+# storage/history_pieces.py: the history written from the session file, byte for byte the dicts' request JSON
+# for lines this runtime wrote; a line another writer escaped otherwise is sent as stored, with the same meaning.
 import json
 
 from support import raises, remove_tree, tempdir
 
+from mimi import jsontext
 from mimi.llm.claude import JsonBody
 from mimi.storage import files
 from mimi.storage.history_pieces import HistoryPieces
@@ -49,11 +51,35 @@ def _new_body(store, limit, chat="42"):
     return _expanded(JsonBody(_SYSTEM, messages, None, "claude-x", 1024))
 
 
-def _same_for_every_limit(store, chat="42", most=30):
+def _same_for_every_limit(store, chat="42", most=30, exact=True):
+    """The request as the dicts give it: the same bytes, or (exact=False, lines escaped by another
+    writer) the same JSON once decoded (jsontext joins escaped surrogate pairs on both runtimes)."""
     for limit in range(0, most):
         old = _old_body(store, limit, chat)
-        assert _new_body(store, limit, chat) == old, limit
-        json.loads(old)  # valid JSON
+        new = _new_body(store, limit, chat)
+        if exact:
+            assert new == old, limit
+        else:
+            assert jsontext.loads(new) == jsontext.loads(old), limit
+        json.loads(new)  # valid JSON
+
+
+def _write_lines(path, lines):
+    with open(path, "wb") as f:
+        for line in lines:
+            f.write(line if isinstance(line, bytes) else line.encode())
+            f.write(b"\n")
+
+
+def _stored(store, chat="42", limit=20):
+    """Per message sent, oldest first: True when its text is sent as stored in the file."""
+    return [bool(record[2]) for record in store.history_pieces("telegram", chat, limit).records]
+
+
+def _sent_as_stored(store, chat="42"):
+    """The texts of the messages sent as stored in the file (the others are parsed and escaped again)."""
+    texts = [m["content"] for m in store.history("telegram", chat) if m["content"].strip()]
+    return [text for text, stored in zip(texts, _stored(store, chat)) if stored]
 
 
 def test_the_request_bytes_equal_the_dicts_form_for_every_limit():
@@ -64,6 +90,7 @@ def test_the_request_bytes_equal_the_dicts_form_for_every_limit():
             store.append("telegram", "42", "user" if i % 3 else "assistant", text, 1700000000 + i)
         _same_for_every_limit(store)
         assert _new_body(store, 12) != _new_body(store, 4)  # the limit is honoured
+        assert all(_stored(store))  # this runtime's lines: the text is sent as stored
     finally:
         remove_tree(d)
 
@@ -85,28 +112,62 @@ def test_cut_lines_torn_lines_and_bad_lines_as_history_reads_them():
         remove_tree(d)
 
 
-def test_lines_escaped_by_another_writer_are_written_as_this_runtime_escapes():
+def test_lines_escaped_by_another_writer_are_sent_as_stored_or_parsed_again():
     d = tempdir("hp_foreign")
     try:
         store = Sessions(d)
         files.makedirs(d)
         lines = [
-            '{"role": "user", "content": "spaced \\u00e9", "ts": 1}',  # another key layout
+            '{"role": "user", "content": "spaced \\u00e9", "ts": 1}',  # another key layout: parsed
             '{"content":"key order","role":"assistant"}',
+            # CPython's escaping (\uXXXX, pairs) read by either runtime: sent as stored
             '{"role":"user","content":"ascii escapes caf\\u00e9 \\ud83d\\ude00 \\/ \\u0041","ts":2}',
-            '{"role":"assistant","content":"raw caf\u00e9 \U0001f600","ts":3}',
-            '{"role":"user","content":"lone \\ud83d surrogate","ts":4}',
+            '{"role":"assistant","content":"raw caf\u00e9 \U0001f600","ts":3}',  # MicroPython's: as stored
+            '{"role":"user","content":"lone \\ud83d surrogate","ts":4}',  # the API refuses it: parsed
             '{"role":"assistant","content":"dup","content":"last wins","ts":5}',
             b'{"role":"user","content":"bad \xff\xfe bytes","ts":6}',
-            '{"role":"assistant","content":"\\u0020\\n","ts":7}',  # blank once parsed
-            '{"role":"user","content":"end","ts":8}',
+            b'{"role":"assistant","content":"raw \xed\xa0\xbd surrogate","ts":6}',
+            '{"role":"user","content":"raw \x01 control","ts":6}',
+            '{"role":"assistant","content":"\\u0020\\n","ts":7}',  # blank once parsed: left out
+            '{"role":"user","content":"bad \\x escape","ts":7}',  # not JSON: skipped
+            '{"role":"assistant","content":"lone low \\udc00","ts":7}',
+            '{"role":"user","content":"ts 07","ts":07}',  # not JSON: skipped
+            '{"role":"user","content":"ts float","ts":7.5}',
+            '{"role":"assistant","content":"end","ts":8}',
         ]
-        with open(store.path("telegram", "42"), "wb") as f:
-            for line in lines:
-                f.write(line if isinstance(line, bytes) else line.encode())
-                f.write(b"\n")
-        _same_for_every_limit(store, most=12)
-        assert not all(record[2] for record in store.history_pieces("telegram", "42").records)
+        _write_lines(store.path("telegram", "42"), lines)
+        _same_for_every_limit(store, most=17, exact=False)
+        assert _sent_as_stored(store) == [
+            "ascii escapes caf\u00e9 \U0001f600 / A", "raw caf\u00e9 \U0001f600", "end"
+        ]
+    finally:
+        remove_tree(d)
+
+
+def test_escapes_and_characters_across_read_slices_and_blank_lines():
+    d = tempdir("hp_edges")
+    try:
+        store = Sessions(d)
+        files.makedirs(d)
+        lines = []
+        for pad in range(30):  # every escape kind and UTF-8 length across the 1 KB slice edge
+            _write_lines(store.path("telegram", str(pad)), [
+                '{"role":"user","content":"' + "p" * (994 + pad)
+                + '\\ud83d\\ude00\\n\\"\\\\\\u00e9\u00e9\U0001f600' * 3 + '","ts":1}',
+                '{"role":"assistant","content":"' + "q" * (1000 + pad) + '\\ud83d x","ts":2}',
+            ])
+            _same_for_every_limit(store, str(pad), most=3, exact=False)
+            assert _stored(store, str(pad)) == [True, False]
+        lines = [
+            '{"role":"user","content":"  \\n\\t\\r\\f \\u000b\\u0020","ts":3}',  # blank
+            '{"role":"assistant","content":"\\u3000\u3000\\u00a0 \\u001c","ts":4}',  # blank on CPython
+            '{"role":"user","content":"\\b","ts":5}',  # not blank
+            '{"role":"assistant","content":"","ts":6}',
+            '{"role":"user","content":"last","ts":7}',
+        ]
+        _write_lines(store.path("telegram", "42"), lines)
+        _same_for_every_limit(store, most=7, exact=False)
+        assert all(_stored(store))
     finally:
         remove_tree(d)
 

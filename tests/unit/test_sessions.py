@@ -233,7 +233,7 @@ def test_list_reports_stem_size_and_lines():
 
 
 def test_lines_read_backwards_come_with_their_offsets():
-    from mimi.storage.sessions import _lines_backward
+    from mimi.storage.sessions import _lines_backward, _spans_backward
 
     d = tempdir("sess_offsets")
     try:
@@ -246,5 +246,8 @@ def test_lines_read_backwards_come_with_their_offsets():
         assert [line for _, line in got] == [line for line in reversed(lines) if len(line) <= LINE_MAX]
         for start, line in got:
             assert data[start : start + len(line)] == line and (start == 0 or data[start - 1] == 0x0A)
+        with open(path, "rb") as f:
+            spans = list(_spans_backward(f, len(data)))  # offsets only: long lines too, none read whole
+        assert [data[start : start + size] for start, size in spans] == list(reversed(lines))
     finally:
         remove_tree(d)

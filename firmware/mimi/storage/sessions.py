@@ -105,42 +105,33 @@ def _line_for(role, content, ts, cap):
         text = content[:keep] + _CUT_MARK if keep else ""
 
 
-def _lines_backward(f, end):
-    """Yield (offset, line) for the lines of an open binary file from its end to its start, one block at a time.
+def _spans_backward(f, end):
+    """Yield (offset, length) of the lines of an open binary file from its end to its start.
 
-    Lines longer than LINE_MAX are skipped without being held whole; memory stays about
-    LINE_MAX + _BLOCK whatever the file size.
-    """
-    pos = end
-    tail = b""  # the start of the line that ends where the already-read part begins
-    overlong = False
+    Reads _BLOCK bytes at a time and holds no line; it seeks before each read, so the caller
+    may read the file between two steps."""
+    stop = pos = end  # stop: where the line being looked for ends (its newline or the end)
     while pos > 0:
         step = _BLOCK if pos > _BLOCK else pos
         pos -= step
         f.seek(pos)
         chunk = f.read(step)
-        if overlong:
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
-                continue  # still inside the long line
-            overlong = False
-            chunk = chunk[:cut]  # drop the long line's first bytes
-            tail = b""
-            parts = chunk.split(b"\n")
-        else:
-            parts = (chunk + tail).split(b"\n")
-        stop = pos + len(chunk) + len(tail)  # where the newest part ends
-        for i in range(len(parts) - 1, 0, -1):
-            stop -= len(parts[i])
-            if len(parts[i]) <= LINE_MAX:
-                yield stop, parts[i]
-            stop -= 1  # its newline
-        tail = parts[0]
-        if len(tail) > LINE_MAX:
-            overlong = True
-            tail = b""
-    if not overlong and len(tail) <= LINE_MAX:
-        yield 0, tail
+        cut = chunk.rfind(b"\n")
+        while cut >= 0:
+            yield pos + cut + 1, stop - pos - cut - 1
+            stop = pos + cut
+            cut = chunk.rfind(b"\n", 0, cut)
+    yield 0, stop
+
+
+def _lines_backward(f, end):
+    """Yield (offset, line) for the lines of an open binary file from its end to its start.
+
+    Lines longer than LINE_MAX are skipped without being read; memory stays about LINE_MAX."""
+    for start, length in _spans_backward(f, end):
+        if length <= LINE_MAX:
+            f.seek(start)
+            yield start, f.read(length)
 
 
 class Sessions:
