@@ -34,6 +34,7 @@ def measure(fake, log):
             figures["idle_kb"] = summary([r["idle"] / 1024 for r in runs], 1)
             figures["samples"] = runs[-1]["samples"]
             figures["image_kb"] = round(runs[-1].get("image", 0) / 1024, 1)
+            figures["standins_kb"] = round(runs[-1].get("standins", 0) / 1024, 1)  # counted in idle
         log("  peak heap per turn, {}: idle {} KB, 1 KB reply +{} KB, 16 KB reply +{} KB".format(
             runtime, figures["idle_kb"]["median"], figures["reply_1k"]["median"],
             figures["reply_16k"]["median"]))

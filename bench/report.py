@@ -94,8 +94,11 @@ def _rows(name, figure):
             if f.get("kb_without_image") is not None:
                 value += " ({} KB without the {} KB image)".format(f["kb_without_image"], f["image_kb"])
         elif name == "peak_heap_per_turn":
-            value = "1 KB reply +{} KB, 16 KB reply +{} KB (idle {} KB)".format(
+            value = "1 KB reply +{} KB, 16 KB reply +{} KB (idle {} KB".format(
                 _spread(f["reply_1k"]), _spread(f["reply_16k"]), f["idle_kb"]["median"])
+            if f.get("standins_kb"):
+                value += ", of which {} KB the stand-ins for the chip's built-in modules".format(f["standins_kb"])
+            value += ")"
         elif name == "firmware_overhead":
             value = "{} (in {} + out {})".format(_spread(f["overhead_ms"], " ms"),
                                                 f["inbound_ms"]["median"],

@@ -50,7 +50,7 @@ async def main(app):
     runner.cancel()
     peak = sampler.peak - common.IMAGE_COST[0]
     common.report({"idle": idle, "heap": idle + free, "peak": peak, "image": common.IMAGE_COST[0],
-                   "above_idle": peak - idle, "samples": sampler.samples,
+                   "above_idle": peak - idle, "samples": sampler.samples, "standins": common.STANDINS_COST[0],
                    "ok": ok and warm_ok, "turns": app.agent.turns})
 
 
