@@ -30,6 +30,8 @@ WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
 GC_PERIOD_S = 10
 SERVICE_SETTLE_S = 0.1
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp._heartbeat_trigger\n"
 
 
 class App:
@@ -76,8 +78,7 @@ class App:
         self.system = SystemChannel(self)
         cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use (__getattr__)
         self.heartbeat = None  # made now while heartbeat_s > 0, else when switched on or at heartbeat_trigger
-        self.console.commands.add("heartbeat_trigger", self._heartbeat_trigger, "heartbeat_trigger", 0, 0,
-                                  "check HEARTBEAT.md now")
+        self.console.commands.add_lines(_COMMANDS)
         self._heartbeat_if_on("agent_config", "heartbeat_s")
         self.config.subscribe(self._heartbeat_if_on)
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)

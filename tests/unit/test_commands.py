@@ -90,3 +90,73 @@ def test_builtin_commands_are_read_from_their_table_when_run_or_listed():
         assert lines[-1] == "usage: set_max_tokens <n>"
     finally:
         remove_tree(app.top)
+
+
+_LINES = (
+    "\nlater_one\tlater_one <x>\t1\t1\tcalls a method of app.part\tapp.part.run"
+    "\nlater_two\tlater_two [y]\t0\t1\tcalls a module's function with app.part first\ttest_commands:_later_two(app.part)"
+    "\n"
+)
+
+
+async def _later_two(part, *args):
+    await part.run("two", *args)
+
+
+class _Part:
+    def __init__(self):
+        self.calls = []
+
+    async def run(self, *args):
+        self.calls.append(args)
+
+
+def test_a_layer_adds_its_commands_as_lines_read_when_run_or_listed():
+    app = stub_app("commands_lines")
+    try:
+        commands = app.console.commands
+        commands.add_lines(_LINES)
+        commands.add_lines(_LINES)  # again (a module set up twice): the same text, kept once
+        assert commands.table["later_one"] is None and commands.texts.count(_LINES) == 1
+        assert commands.entry("later_two")[1:] == ("later_two [y]", 0, 1, "calls a module's function with app.part first")
+        app.part = _Part()  # found when the command runs, not when it is added
+        lines = []
+        commands.out = lines.append
+        run(commands.execute("later_one 5"))
+        assert app.part.calls == [("5",)]
+        run(commands.execute("later_one"))
+        assert lines[-1] == "usage: later_one <x>"
+        run(commands.execute("latr_one"))
+        assert lines[-1] == "unknown command 'latr_one'; did you mean later_one?"
+        del lines[:]
+        run(commands.execute("help"))
+        assert len(lines) == len(commands.table) == 24
+        assert "  later_two [y]" + " " * 21 + "  calls a module's function with app.part first" in lines
+    finally:
+        remove_tree(app.top)
+
+
+def test_a_module_function_gets_its_first_argument_and_a_lazy_tool_is_set_up_at_the_first_use():
+    from mimi.tools.builtin_defs import COMMANDS
+    from mimi.tools.registry import Registry
+
+    app = stub_app("commands_module")
+    try:
+        commands = app.console.commands
+        app.registry = tools = Registry(app)
+        tools.add_commands("mimi.tools.gpio")  # only gpio's lines of builtin_defs.COMMANDS
+        assert sorted(name for name in commands.table if name.startswith("gpio_")) == ["gpio_allow", "gpio_deny"]
+        assert "watch_add" not in commands.table and commands.texts[-1] is COMMANDS
+        assert commands.table["gpio_allow"] is None and "mimi.tools.gpio" not in tools._set_up
+        lines = []
+        commands.out = lines.append
+        run(commands.execute("gpio_allow"))  # gpio's own handler ran, gpio set up for this app first
+        gpio = __import__("mimi.tools.gpio", None, None, ["_"])
+        assert tools._set_up == ["mimi.tools.gpio"] and gpio._app[0] is app
+        assert commands.table["gpio_allow"][0] is gpio._allow_command  # its setup put its own handler back
+        app.part = _Part()
+        commands.add_lines(_LINES)
+        run(commands.execute("later_two 7"))  # _later_two(app.part, "7") from this module: no set-up
+        assert app.part.calls == [("two", "7")] and "test_commands" not in tools._set_up
+    finally:
+        remove_tree(app.top)

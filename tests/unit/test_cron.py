@@ -162,11 +162,11 @@ def test_console_cron_remove_deletes_from_flash():
     app = _app()
     try:
         app.cron.add("at", 0, NOW + 5, "x", ("cli", "console"), NOW)
-        handler = app.console.commands.table["cron_remove"][0]
+        handler = app.console.commands.entry("cron_remove")[0]
         run(handler("1"))
         assert Store(app.flash.root).jobs == []
         run(handler("abc"))  # not a number: a message, no exception
-        run(app.console.commands.table["cron_list"][0]())
+        run(app.console.commands.entry("cron_list")[0]())
     finally:
         remove_tree(app.top)
 

@@ -194,6 +194,9 @@ class _Commands:
     def add(self, *args):
         pass
 
+    def add_lines(self, *args):
+        pass
+
 
 class _Holder:
     pass

@@ -121,7 +121,7 @@ def _idle_gateway(config):
     app, commands = _Stub(), _Stub()
     app.config, app.channels, app.services = config, {}, []
     commands.table = {"status": [None]}
-    commands.add = lambda *args: None
+    commands.add = commands.add_lines = lambda *args: None
     app.console = _Stub()
     app.console.commands = commands
     return Gateway(app)

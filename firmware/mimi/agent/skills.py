@@ -9,6 +9,12 @@ LINE_MAX = const(120)  # characters of one listed line ("- name: first line")
 NAME_MAX = const(48)
 SHOW_MAX = const(8192)  # bytes skill_show prints
 _HEAD_BYTES = const(512)  # bytes read to find a skill's first line
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = (
+    "\nskill_list\tskill_list\t0\t0\tlist the skills in <data>/skills\tmimi.agent.skills:skill_list(app)"
+    "\nskill_show\tskill_show <name>\t1\t1\tprint one skill\tmimi.agent.skills:skill_show(app)"
+    "\n"
+)
 
 
 def folder(flash):
@@ -70,25 +76,24 @@ def summary(flash):
 
 def setup(app):
     """Add the skill_list and skill_show console commands."""
+    app.console.commands.add_lines(_COMMANDS)
+
+
+async def skill_list(app):
     flash = app.flash
+    found = names(flash)
+    if not found:
+        print("no skills yet: put <name>.md files in {}".format(folder(flash)))
+    for name in found:
+        print("  {}  {}".format(name, first_line(flash, name)))
 
-    async def skill_list():
-        found = names(flash)
-        if not found:
-            print("no skills yet: put <name>.md files in {}".format(folder(flash)))
-        for name in found:
-            print("  {}  {}".format(name, first_line(flash, name)))
 
-    async def skill_show(name):
-        path = path_of(flash, name)
-        text = files.read_text(path, SHOW_MAX)
-        if text is None:
-            print("error: no skill '{}' (see skill_list)".format(name))
-            return
-        print(text)
-        if files.size(path) > SHOW_MAX:
-            print("[... cut at {} bytes]".format(SHOW_MAX))
-
-    add = app.console.commands.add
-    add("skill_list", skill_list, "skill_list", 0, 0, "list the skills in <data>/skills")
-    add("skill_show", skill_show, "skill_show <name>", 1, 1, "print one skill")
+async def skill_show(app, name):
+    path = path_of(app.flash, name)
+    text = files.read_text(path, SHOW_MAX)
+    if text is None:
+        print("error: no skill '{}' (see skill_list)".format(name))
+        return
+    print(text)
+    if files.size(path) > SHOW_MAX:
+        print("[... cut at {} bytes]".format(SHOW_MAX))

@@ -11,7 +11,8 @@ SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", 
 
 # The built-in commands, one a line: name, usage, fewest args, most args (-1: rest joined), description,
 # and the namespace.key a setter saves (else the method of that name runs it), tab-separated. A str
-# constant stays in the image (flash); a line is read only when its command is run or listed.
+# constant stays in the image (flash); a line is read only when its command is run or listed. Other layers
+# add theirs the same way (add_lines), with handlers found at their first use.
 _BUILTINS = (
     "\nhelp\thelp\t0\t0\tlist the commands\t"
     "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\t"
@@ -44,13 +45,10 @@ class Commands:
         self.app = app
         self.console = console
         # name: (handler, usage, fewest args, most args (-1: rest joined), description);
-        # None for a built-in, read from _BUILTINS by entry()
+        # None for a command read from its line in _BUILTINS or a text of add_lines() by entry()
         self.table = {}
-        start, tab = 1, _BUILTINS.find("\t")
-        while tab > 0:
-            self.table[_BUILTINS[start:tab]] = None
-            start = _BUILTINS.find("\n", tab) + 1
-            tab = _BUILTINS.find("\t", start)
+        self.texts = [_BUILTINS]  # the str constants the None entries are read from, newest last
+        self.add_lines(_BUILTINS)
         self.table["status"] = self.entry("status")  # whole: other layers wrap its handler
 
     def entry(self, name):
@@ -58,14 +56,70 @@ class Commands:
         entry = self.table.get(name)
         if entry is not None or name not in self.table:
             return entry
-        at = _BUILTINS.find("\n{}\t".format(name)) + 1
-        _, usage, fewest, most, description, setting = _BUILTINS[at:_BUILTINS.find("\n", at)].split("\t")
-        handler = self.setter(*setting.split(".")) if setting else getattr(self, name)
+        key = "\n{}\t".format(name)
+        for text in reversed(self.texts):  # the newest text that has the line
+            at = text.find(key) + 1
+            if at:
+                break
+        _, usage, fewest, most, description, target = text[at:text.find("\n", at)].split("\t")
+        if text is not _BUILTINS:
+            handler = self._later(target)
+        elif target:  # a built-in setter: the namespace.key it saves
+            handler = self.setter(*target.split("."))
+        else:
+            handler = getattr(self, name)
         return handler, usage, int(fewest), int(most), description
 
     def add(self, name, handler, usage, fewest, most, description):
         """Let a layer (Telegram, gateway...) add its commands: handler is async, gets str args."""
         self.table[name] = (handler, usage, fewest, most, description)
+
+    def add_lines(self, text, module=None):
+        """Let a layer add its commands from one str constant, as _BUILTINS: a line each, "\n"-led, of name,
+        usage, fewest, most, description and handler, tab-separated (module: only the lines whose handler
+        is in it). A command costs its name in the table; its line is read when it is run or listed.
+
+        The handler is found when the command runs: "app.gateway.cmd_token" is an attribute path on the app;
+        "mimi.mqtt.commands:cmd_set" a module's function, the module imported then (and set up once by the
+        registry if it has setup(app), as a lazy tool's module); "(app)" or "(app.budget)" after either is
+        the handler's first argument, before the typed ones."""
+        for known in self.texts:
+            if known is text:
+                break
+        else:
+            self.texts.append(text)
+        start, tab = 1, text.find("\t")
+        while tab > 0:
+            end = text.find("\n", tab)
+            if module is None or text.find("\t" + module + ":", tab, end) > 0:
+                self.table[text[start:tab]] = None
+            start = end + 1
+            tab = text.find("\t", start)
+
+    def _later(self, target):
+        async def run(*args):
+            path, _, first = target.partition("(")
+            if first:
+                args = (self._find(first[:-1]),) + args
+            return await self._find(path)(*args)
+
+        return run
+
+    def _find(self, path):
+        """The object at "app.<attribute>..." or "<module>:<attribute>..." (see add_lines)."""
+        module, _, path = path.rpartition(":")
+        names = path.split(".")
+        if module:
+            found = __import__(module, None, None, ["_"])
+            registry = getattr(self.app, "registry", None)
+            if registry is not None and hasattr(found, "setup"):
+                found = registry.module(module)  # a lazy tool's module: set up once, at its first use
+        else:
+            found = self.app
+            names.pop(0)  # "app"
+        for name in names:
+            found = getattr(found, name)
+        return found
 
     def out(self, text):
         platform.console_write(text + "\n")

@@ -9,15 +9,19 @@ from mimi.storage import files
 
 FILE_NAME = "cron.json"  # in the data folder (cron/store.py)
 _READ_MAX = const(32 * 1024 + 1)  # store.FILE_MAX + 1: a bigger file is the store's to report
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = (
+    "\ncron_list\tcron_list\t0\t0\tlist the scheduled jobs\tapp.cron.cmd_list"
+    "\ncron_remove\tcron_remove <id>\t1\t1\tdelete a scheduled job\tapp.cron.cmd_remove"
+    "\n"
+)
 
 
 def setup(app):
     """The cron console commands (their code imported at the first one typed); the service (app.cron) now
     only when cron.json holds jobs or cannot be read (the store reports that at boot, as before). Later,
     App.__getattr__ makes it at the first use of app.cron (the cron tools, these commands)."""
-    add = app.console.commands.add
-    add("cron_list", _later(app, "cmd_list"), "cron_list", 0, 0, "list the scheduled jobs")
-    add("cron_remove", _later(app, "cmd_remove"), "cron_remove <id>", 1, 1, "delete a scheduled job")
+    app.console.commands.add_lines(_COMMANDS)  # app.cron: made at the first one typed, if not yet (App.__getattr__)
     if has_jobs(files.join(app.flash.root, FILE_NAME)):
         scheduler(app)
 
@@ -43,9 +47,3 @@ def scheduler(app):
             app.tasks.append(asyncio.create_task(started.run()))
     return cron
 
-
-def _later(app, name):
-    async def handler(*args):
-        await getattr(app.cron, name)(*args)  # app.cron: made now if it is not yet (App.__getattr__)
-
-    return handler

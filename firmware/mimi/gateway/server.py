@@ -15,6 +15,15 @@ _PAGE_NAME = "index.html"
 _TOKEN_NS = "gw_config"  # gateway/auth.py NS and KEY: read here so an idle gateway needs no auth module
 _TOKEN_KEY = "ws_token"
 _SHORT_OF_MEMORY = "the device is short of memory; try again later"
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = (
+    "\nws_token\tws_token\t0\t0\tshow the gateway token and the web chat address\tapp.gateway.cmd_token"
+    "\nset_ws_token\tset_ws_token <token|off>\t1\t1\tchange the gateway token (off: no token needed)"
+    "\tapp.gateway.cmd_set_token"
+    "\nset_ws_port\tset_ws_port <port>\t1\t1\tgateway TCP port (saved; the gateway moves at once)"
+    "\tapp.gateway.cmd_set_port"
+    "\n"
+)
 
 
 def _exists(path):
@@ -47,15 +56,10 @@ class Gateway:
             auth.current(app.config)  # first boot: make the token now, so ws_token can show it
         app.channels[CHANNEL] = self
         app.services.append(self)
-        add = app.console.commands.add
-        add("ws_token", self.cmd_token, "ws_token", 0, 0,
-            "show the gateway token and the web chat address")
-        add("set_ws_token", self.cmd_set_token, "set_ws_token <token|off>", 1, 1,
-            "change the gateway token (off: no token needed)")
-        add("set_ws_port", self.cmd_set_port, "set_ws_port <port>", 1, 1,
-            "gateway TCP port (saved; the gateway moves at once)")
-        self._status = app.console.commands.table["status"][0]
-        add("status", self.cmd_status, "status", 0, 0, "what is configured, connected and running")
+        commands = app.console.commands
+        commands.add_lines(_COMMANDS)
+        self._status = commands.table["status"][0]
+        commands.add("status", self.cmd_status, "status", 0, 0, "what is configured, connected and running")
 
     # -- HTTP --
     def _routes(self):

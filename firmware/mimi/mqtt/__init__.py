@@ -1,6 +1,30 @@
 # MQTT (Home Assistant, other boards): off unless a broker is set; the package's code loads only then.
 NS = "mqtt_config"
 BASE_PREFIX = "mimi/"
+# The console commands (channels/commands.py add_lines): a str constant stays in flash, not a table on the heap.
+_COMMANDS = (
+    "\nmqtt_set\tmqtt_set <host> [port]\t1\t2\tconnect to an MQTT broker (Home Assistant, other boards)"
+    "\tmimi.mqtt.commands:cmd_set(app)"
+    "\nmqtt_auth\tmqtt_auth <user> <password> | mqtt_auth off\t1\t2\tthe MQTT user and password"
+    "\tmimi.mqtt.commands:cmd_auth(app)"
+    "\nmqtt_tls\tmqtt_tls on|off\t1\t1\tMQTT over TLS, the broker's certificate checked"
+    "\tmimi.mqtt.commands:cmd_tls(app)"
+    "\nmqtt_status\tmqtt_status\t0\t0\tMQTT connection, topics, role and counters"
+    "\tmimi.mqtt.commands:cmd_status(app)"
+    "\nmqtt_off\tmqtt_off\t0\t0\tdisconnect from the broker and keep MQTT off"
+    "\tmimi.mqtt.commands:cmd_off(app)"
+    "\nmqtt_role\tmqtt_role [role]\t0\t1\trole of MQTT messages: observer (default), operator or owner"
+    "\tmimi.mqtt.commands:cmd_role(app)"
+    "\nmqtt_discovery\tmqtt_discovery on|off\t1\t1\tannounce the board to Home Assistant, or remove it"
+    "\tmimi.mqtt.commands:cmd_discovery(app)"
+    "\nmqtt_allow\tmqtt_allow [topic]\t0\t1\tlet mqtt_publish write to a topic (+ and # allowed); no topic: list"
+    "\tmimi.mqtt.commands:cmd_allow(app)"
+    "\nmqtt_deny\tmqtt_deny <topic>\t1\t1\ttake a topic back from mqtt_publish"
+    "\tmimi.mqtt.commands:cmd_deny(app)"
+    "\nmqtt_id\tmqtt_id [device_id]\t0\t1\tthis board's name on MQTT (topics mimi/<id>/...)"
+    "\tmimi.mqtt.commands:cmd_id(app)"
+    "\n"
+)
 
 
 def configured(config):
@@ -21,39 +45,9 @@ def base(config):
     return BASE_PREFIX + device_id(config)
 
 
-def _lazy(app, name):
-    async def handler(*args):
-        from mimi.mqtt import commands
-
-        await getattr(commands, "cmd_" + name[5:])(app, *args)
-
-    return handler
-
-
 def setup(app):
-    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set.
-    The commands are calls, not a table: a tuple of rows would stay on the heap (the heap diet)."""
-    add = app.console.commands.add  # each loads mimi.mqtt.commands when typed
-    add("mqtt_set", _lazy(app, "mqtt_set"), "mqtt_set <host> [port]", 1, 2,
-        "connect to an MQTT broker (Home Assistant, other boards)")
-    add("mqtt_auth", _lazy(app, "mqtt_auth"), "mqtt_auth <user> <password> | mqtt_auth off", 1, 2,
-        "the MQTT user and password")
-    add("mqtt_tls", _lazy(app, "mqtt_tls"), "mqtt_tls on|off", 1, 1,
-        "MQTT over TLS, the broker's certificate checked")
-    add("mqtt_status", _lazy(app, "mqtt_status"), "mqtt_status", 0, 0,
-        "MQTT connection, topics, role and counters")
-    add("mqtt_off", _lazy(app, "mqtt_off"), "mqtt_off", 0, 0,
-        "disconnect from the broker and keep MQTT off")
-    add("mqtt_role", _lazy(app, "mqtt_role"), "mqtt_role [role]", 0, 1,
-        "role of MQTT messages: observer (default), operator or owner")
-    add("mqtt_discovery", _lazy(app, "mqtt_discovery"), "mqtt_discovery on|off", 1, 1,
-        "announce the board to Home Assistant, or remove it")
-    add("mqtt_allow", _lazy(app, "mqtt_allow"), "mqtt_allow [topic]", 0, 1,
-        "let mqtt_publish write to a topic (+ and # allowed); no topic: list")
-    add("mqtt_deny", _lazy(app, "mqtt_deny"), "mqtt_deny <topic>", 1, 1,
-        "take a topic back from mqtt_publish")
-    add("mqtt_id", _lazy(app, "mqtt_id"), "mqtt_id [device_id]", 0, 1,
-        "this board's name on MQTT (topics mimi/<id>/...)")
+    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set."""
+    app.console.commands.add_lines(_COMMANDS)  # each loads mimi.mqtt.commands when typed
     app.mqtt = None
     if configured(app.config):
         start(app, at_boot=True)

@@ -1,6 +1,17 @@
 # Firmware updates: a new app image into the other OTA slot, or new modules from a bundle manifest.
 # At boot only this: the ota commands (their code, ota/commands.py, imported at the first one typed) and the
 # healthy-boot confirmation, so a board that is never updated spends no heap on the writers (the heap diet).
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = (
+    "\nota\tota <https-url> [sha256]\t1\t2"
+    "\tinstall a firmware image into the other app slot and restart (hash: given, or <url>.sha256)"
+    "\tmimi.ota.commands:ota(app)"
+    "\nota_bundle\tota_bundle <https-url> [manifest-sha256]\t1\t2"
+    "\tupdate the modules from a bundle's manifest.json (stock firmware), or write a ROMFS image"
+    " (<url>.img, make romfs; hash given or <url>.sha256) into the romfs partition, and restart"
+    "\tmimi.ota.commands:ota_bundle(app)"
+    "\n"
+)
 
 
 def bundle_root(data_root):
@@ -23,20 +34,5 @@ def mark_valid():
 def setup(app):
     """The console's ota and ota_bundle commands; app.updates (ota/commands.py) is made at the first one typed."""
     app.updates = None
-    add = app.console.commands.add
-    add("ota", _later(app, "ota"), "ota <https-url> [sha256]", 1, 2,
-        "install a firmware image into the other app slot and restart (hash: given, or <url>.sha256)")
-    add("ota_bundle", _later(app, "ota_bundle"), "ota_bundle <https-url> [manifest-sha256]", 1, 2,
-        "update the modules from a bundle's manifest.json (stock firmware), or write a ROMFS image"
-        " (<url>.img, make romfs; hash given or <url>.sha256) into the romfs partition, and restart")
+    app.console.commands.add_lines(_COMMANDS)
 
-
-def _later(app, name):
-    async def handler(*args):
-        if app.updates is None:
-            from mimi.ota.commands import Updates
-
-            app.updates = Updates(app)
-        await getattr(app.updates, name)(*args)
-
-    return handler

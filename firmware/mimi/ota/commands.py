@@ -76,3 +76,18 @@ class Updates:
             return False
         finally:
             self.busy = False
+
+
+# The console's commands (ota/__init__.py lists them): app.updates is made at the first one typed.
+async def ota(app, *args):
+    await updates(app).ota(*args)
+
+
+async def ota_bundle(app, *args):
+    await updates(app).ota_bundle(*args)
+
+
+def updates(app):
+    if app.updates is None:
+        app.updates = Updates(app)
+    return app.updates

@@ -4,7 +4,6 @@ import json
 from mimi import config as config_module
 from mimi import platform
 from mimi.platform import const
-from mimi.safety import console_command
 from mimi.storage import files
 
 FOLDER = "audit"
@@ -16,6 +15,12 @@ RESULT_MAX = const(200)  # characters of a tool result kept
 _DEPTH_MAX = const(8)
 _SECRET_MIN = const(6)  # a configured secret shorter than this is only masked as a whole value
 SECRET_WORDS = ("key", "token", "password", "passwd", "secret", "auth")
+# The console command (channels/commands.py add_lines), its code (audit_read.py) imported when it is typed.
+_COMMANDS = (
+    "\naudit_tail\taudit_tail [n]\t0\t1\tshow the newest n tool calls from the audit log (default 10)"
+    "\tmimi.safety.audit_read:audit_tail(app.audit)"
+    "\n"
+)
 
 
 def _secret_name(name):
@@ -132,6 +137,5 @@ def setup(app):
 
     audit = Audit(app.flash.root, lambda: configured_secrets(app.config), registry_module.current)
     app.registry.guards.append(audit)
-    app.console.commands.add("audit_tail", console_command("audit_read", "audit_tail", audit), "audit_tail [n]",
-                             0, 1, "show the newest n tool calls from the audit log (default 10)")
+    app.console.commands.add_lines(_COMMANDS)  # app.audit: this audit (App)
     return audit

@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi.platform import const
-from mimi.safety import console_command, usage_store
+from mimi.safety import usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
 
@@ -15,6 +15,14 @@ EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbea
 RAISE_HINT = "budget <tokens>"
 _TOLD_WARN = "warned"  # marks: the day limit the 80% / 100% notice was sent for
 _TOLD_STOP = "stopped"
+# The console commands (channels/commands.py add_lines), their code (budget_console.py) imported when typed.
+_COMMANDS = (
+    "\nusage\tusage\t0\t0\ttokens and estimated cost per model today and this month"
+    "\tmimi.safety.budget_console:usage(app.budget)"
+    "\nbudget\tbudget [tokens]\t0\t1\tshow the daily token budget, or set it (0 = no limit), e.g. budget 3000000"
+    "\tmimi.safety.budget_console:set_budget(app.budget)"
+    "\n"
+)
 
 
 def user_key(message):
@@ -181,9 +189,5 @@ def setup(app):
         store.save()
     budget = Budget(app.config, store, app.owner.tell, spawn=asyncio.create_task)
     app.agent.gates.append(budget)
-    commands = app.console.commands
-    commands.add("usage", console_command("budget_console", "usage", budget), "usage", 0, 0,
-                 "tokens and estimated cost per model today and this month")
-    commands.add("budget", console_command("budget_console", "set_budget", budget), "budget [tokens]", 0, 1,
-                 "show the daily token budget, or set it (0 = no limit), e.g. budget 3000000")
+    app.console.commands.add_lines(_COMMANDS)  # app.budget: this budget (App)
     return budget

@@ -4,7 +4,7 @@ import json
 from mimi.bus.message import Message
 from mimi.channels.system import requesting_chat
 from mimi.platform import const
-from mimi.safety import audit, breaker, confirm, console_command, roles
+from mimi.safety import audit, breaker, confirm, roles
 
 AUTONOMOUS = "autonomous"  # runs, nothing more said
 REPORT = "report"  # runs, then the chat is told what ran
@@ -12,6 +12,13 @@ CONFIRM = "confirm"  # the chat is asked first; no answer in safety_config.confi
 BLOCKED = "blocked"  # never runs
 LEVELS = (AUTONOMOUS, REPORT, CONFIRM, BLOCKED)
 REPORT_RESULT_MAX = const(200)  # characters of a tool result quoted in a report
+# The console command (channels/commands.py add_lines), its code (policy_console.py) imported when it is typed.
+_COMMANDS = (
+    "\ntool_policy\ttool_policy [tool] [level]\t0\t2"
+    "\tlist tools with tier and level, or set one: autonomous|report|confirm|blocked"
+    "\tmimi.safety.policy_console:tool_policy(app.policy)"
+    "\n"
+)
 _NS, _KEY = "tool_config", "policy"
 
 # The least trusted role that may use each built-in tool. Observers: reading that reveals nothing private
@@ -160,7 +167,5 @@ def setup(app):
     """Put the policy in front of every tool call and add `tool_policy` to the console."""
     policy = Policy(app)
     app.registry.approvers.insert(0, policy)  # roles first: a refused user never gets a question
-    app.console.commands.add("tool_policy", console_command("policy_console", "tool_policy", policy),
-                             "tool_policy [tool] [level]", 0, 2,
-                             "list tools with tier and level, or set one: autonomous|report|confirm|blocked")
+    app.console.commands.add_lines(_COMMANDS)  # app.policy: this policy (App)
     return policy

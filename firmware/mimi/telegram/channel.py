@@ -6,6 +6,17 @@ from mimi.safety import roles
 from mimi.storage import files
 from mimi.telegram import OUTBOX_FILE
 
+# The console commands (channels/commands.py add_lines): a str constant stays in flash.
+_COMMANDS = (
+    "\ntg_allow\ttg_allow <user_id> [role]\t1\t2"
+    "\tlet a Telegram user talk to the bot (role: owner, operator (default) or observer)\tapp.telegram.cmd_allow"
+    "\ntg_role\ttg_role <user_id> <role>\t2\t2"
+    "\tchange an allowed user's role: owner, operator or observer\tapp.telegram.cmd_role"
+    "\ntg_deny\ttg_deny <user_id>\t1\t1\tremove a Telegram user\tapp.telegram.cmd_deny"
+    "\ntg_allowlist\ttg_allowlist\t0\t0\twho may talk to the bot, with roles\tapp.telegram.cmd_allowlist"
+    "\n"
+)
+
 
 def parse_allowlist(text):
     ids = []
@@ -29,13 +40,7 @@ class Telegram:
         app.channels["telegram"] = self
         app.services.append(self)
         app.config.subscribe(self._on_config)
-        add = app.console.commands.add
-        add("tg_allow", self.cmd_allow, "tg_allow <user_id> [role]", 1, 2,
-            "let a Telegram user talk to the bot (role: owner, operator (default) or observer)")
-        add("tg_role", self.cmd_role, "tg_role <user_id> <role>", 2, 2,
-            "change an allowed user's role: owner, operator or observer")
-        add("tg_deny", self.cmd_deny, "tg_deny <user_id>", 1, 1, "remove a Telegram user")
-        add("tg_allowlist", self.cmd_allowlist, "tg_allowlist", 0, 0, "who may talk to the bot, with roles")
+        app.console.commands.add_lines(_COMMANDS)
         if app.config.is_set("tg_config", "bot_token") or _replies_wait(app.flash.root):
             self.live()  # a bot to run, or replies from before the reboot still to deliver
 

@@ -51,19 +51,21 @@ DEFS = (
     ('keep_file', 'mimi.tools.media_tools', 'operator', False,
      b'{"name": "keep_file", "description": "Keep the photo or file the user sent in this message on the device\'s flash (under files/), when they ask you to keep, save or store it. Without this it is deleted after your reply.", "input_schema": {"type": "object", "properties": {"name": {"type": "string", "description": "file name to keep it as, e.g. receipt.jpg"}}, "required": []}}'),
 )
-# The console commands of the modules in registry.LAZY_COMMANDS, added at boot with handlers that import
-# and set up their module at the first use: (command, module, handler, usage, fewest, most, description).
+# The console commands of the modules in registry.LAZY_COMMANDS, added at boot (channels/commands.py add_lines)
+# with handlers that import and set up their module at the first use: a line each of command, usage, fewest,
+# most, description and module:handler, tab-separated. A str constant stays in flash on a ROMFS board.
 COMMANDS = (
-    ('memory_consolidate', 'mimi.tools.memory_tools', '_consolidate_cmd', 'memory_consolidate [chat]', 0, 1, "summarise a chat's older turns into today's note now (default: the console)"),
-    ('gpio_allow', 'mimi.tools.gpio', '_allow_command', 'gpio_allow [pin]', 0, 1, 'let the agent read/write a GPIO pin (no pin: list the allowed ones)'),
-    ('gpio_deny', 'mimi.tools.gpio', '_deny_command', 'gpio_deny <pin>', 1, 1, 'take a GPIO pin back from the agent'),
-    ('set_search_key', 'mimi.tools.web', '_set_search_key', 'set_search_key <key> [brave|tavily]', 1, 2, 'save the web search API key (a tvly- key selects Tavily)'),
-    ('set_search', 'mimi.tools.web', '_set_search', 'set_search [server|device|off|auto]', 0, 1, 'who searches the web: Claude itself (server), this device with your key, or nobody'),
-    ('watch_add', 'mimi.watch.commands', '_add', 'watch_add <name> <source> <interval_s> <instruction...>', 4, -1, 'watch a source and let the agent judge each reading (a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>)'),
-    ('watch_list', 'mimi.watch.commands', '_list', 'watch_list', 0, 0, 'the watchers, their sources and last verdicts'),
-    ('watch_pause', 'mimi.watch.commands', '_pause', 'watch_pause <name>', 1, 1, "stop a watcher's ticks (kept; watch_resume)"),
-    ('watch_resume', 'mimi.watch.commands', '_resume', 'watch_resume <name>', 1, 1, 'start a paused watcher again'),
-    ('watch_remove', 'mimi.watch.commands', '_remove', 'watch_remove <name>', 1, 1, 'delete a watcher'),
-    ('watch_check', 'mimi.watch.commands', '_check', 'watch_check <name>', 1, 1, "read a watcher's source and judge it now"),
-    ('set_watch_model', 'mimi.watch.commands', '_set_model', 'set_watch_model [model_id]', 0, 1, 'the model that judges readings (none: the main model)'),
+    "\nmemory_consolidate\tmemory_consolidate [chat]\t0\t1\tsummarise a chat's older turns into today's note now (default: the console)\tmimi.tools.memory_tools:_consolidate_cmd"
+    '\ngpio_allow\tgpio_allow [pin]\t0\t1\tlet the agent read/write a GPIO pin (no pin: list the allowed ones)\tmimi.tools.gpio:_allow_command'
+    '\ngpio_deny\tgpio_deny <pin>\t1\t1\ttake a GPIO pin back from the agent\tmimi.tools.gpio:_deny_command'
+    '\nset_search_key\tset_search_key <key> [brave|tavily]\t1\t2\tsave the web search API key (a tvly- key selects Tavily)\tmimi.tools.web:_set_search_key'
+    '\nset_search\tset_search [server|device|off|auto]\t0\t1\twho searches the web: Claude itself (server), this device with your key, or nobody\tmimi.tools.web:_set_search'
+    '\nwatch_add\twatch_add <name> <source> <interval_s> <instruction...>\t4\t-1\twatch a source and let the agent judge each reading (a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>)\tmimi.watch.commands:_add'
+    '\nwatch_list\twatch_list\t0\t0\tthe watchers, their sources and last verdicts\tmimi.watch.commands:_list'
+    "\nwatch_pause\twatch_pause <name>\t1\t1\tstop a watcher's ticks (kept; watch_resume)\tmimi.watch.commands:_pause"
+    '\nwatch_resume\twatch_resume <name>\t1\t1\tstart a paused watcher again\tmimi.watch.commands:_resume'
+    '\nwatch_remove\twatch_remove <name>\t1\t1\tdelete a watcher\tmimi.watch.commands:_remove'
+    "\nwatch_check\twatch_check <name>\t1\t1\tread a watcher's source and judge it now\tmimi.watch.commands:_check"
+    '\nset_watch_model\tset_watch_model [model_id]\t0\t1\tthe model that judges readings (none: the main model)\tmimi.watch.commands:_set_model'
+    "\n"
 )

@@ -222,15 +222,13 @@ class Registry:
         return module
 
     def add_commands(self, module_name):
-        """The module's console commands (builtin_defs.COMMANDS), its code imported at the first one typed."""
+        """The module's console commands (builtin_defs.COMMANDS), its code imported and set up (module()) at
+        the first one typed."""
         from mimi.tools.builtin_defs import COMMANDS
 
         if self.app is None:  # no app, no console: as setup(app) is skipped then
             return
-        add = self.app.console.commands.add
-        for command, module, handler, usage, fewest, most, description in COMMANDS:
-            if module == module_name:
-                add(command, _lazy_command(self, module, handler), usage, fewest, most, description)
+        self.app.console.commands.add_lines(COMMANDS, module_name)
 
     def code(self, module_name, tool_name):
         """The real tool behind a LazyTool: its module imported and set up (once) at the first need."""
@@ -332,13 +330,6 @@ def _definition(tool):
     if isinstance(tool, LazyTool):
         return tool.definition
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
-
-
-def _lazy_command(registry, module, handler):
-    async def run(*args):
-        return await getattr(registry.module(module), handler)(*args)
-
-    return run
 
 
 def _after_turn(app, module_name):
