@@ -9,8 +9,8 @@ _VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 # The heap the suite gives MicroPython: small enough to catch a module or a turn that accumulates.
 # Unit tests get 512K. The whole firmware (every channel, tool, service, the safety layer and the
 # watchers) gets 1024K: on the unix port every loaded module's bytecode sits in the heap (about 330 KB
-# at idle after a console turn; the chip runs it from flash in the ROMFS and frozen forms), and BENCHMARKS.md measures the smallest heap a
-# standard conversation needs.
+# at idle after a console turn; the chip runs it from flash in the ROMFS and frozen forms), and
+# BENCHMARKS.md measures the smallest heap a standard conversation needs.
 MP_HEAP = os.environ.get("MIMI_MP_HEAP", "512K")
 FIRMWARE_MP_HEAP = os.environ.get("MIMI_FIRMWARE_MP_HEAP", "1024K")
 
