@@ -40,12 +40,18 @@ def _eager_definitions():
     return eager
 
 
+def _rows():  # DEFS's lines: (name, module, tier, acting, definition)
+    for line in DEFS.split(b"\n")[1:-1]:
+        head = line[: line.index(b"\t{")].decode().split("\t")
+        yield head[0], head[1], head[2] or None, head[3] == "1", line[line.index(b"\t{") + 1 :]
+
+
 def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
     real = list(_real_tools())
-    assert [(entry[0], entry[1]) for entry in DEFS] == [(tool.name, module) for module, tool in real]
-    for entry, (module, tool) in zip(DEFS, real):
+    assert DEFS.startswith(b"\n") and DEFS.endswith(b"\n")
+    assert [(entry[0], entry[1]) for entry in _rows()] == [(tool.name, module) for module, tool in real]
+    for entry, (module, tool) in zip(_rows(), real):
         name, _, tier, acting, definition = entry
-        assert isinstance(definition, bytes), name
         assert tier == getattr(tool, "tier", None), name
         assert acting == bool(getattr(tool, "acting", False)), name
         assert json.loads(definition) == {"name": name, "description": tool.description, "input_schema": tool.schema}
@@ -54,19 +60,31 @@ def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
                 {"name": name, "description": tool.description, "input_schema": tool.schema}).encode(), name
 
 
+def _joined(definition):  # a LazyTool's chunks, as net/http writes them
+    return b"".join(bytes(chunk) for chunk in definition.chunks())
+
+
 def _decoded(definition):
-    return json.loads(definition) if isinstance(definition, bytes) else definition
+    return definition if isinstance(definition, dict) else json.loads(_joined(definition))
+
+
+def _flat(pieces):  # as net/http writes them: a piece with chunks() is written chunk by chunk
+    for piece in pieces:
+        yield _joined(piece) if hasattr(piece, "chunks") else piece
 
 
 def _request(tools):
-    return b"".join(JsonBody("soul", [{"role": "user", "content": "hi"}], tools, "claude-x", 1024).pieces())
+    body = JsonBody("soul", [{"role": "user", "content": "hi"}], tools, "claude-x", 1024)
+    return b"".join(_flat(body.pieces()))
 
 
 def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
     lazy = Registry()
     lazy.load_builtins()
     sent, eager = lazy.definitions(), _eager_definitions().definitions()
-    assert isinstance(sent[[d["name"] for d in eager].index("read_file")], bytes)  # kept encoded
+    read_file = sent[[d["name"] for d in eager].index("read_file")]
+    assert read_file is lazy.tools["read_file"] and len(read_file) == len(_joined(read_file))  # kept encoded
+    assert all(isinstance(chunk, memoryview) for d in sent for chunk in d.chunks())  # views: nothing copied
     assert [_decoded(d) for d in sent] == eager  # one at a time: the unit tests' MicroPython heap is small
     if _ORDERED:
         assert _request(sent) == _request(eager)
@@ -78,6 +96,7 @@ def test_a_lazy_tool_decodes_its_description_and_schema_when_asked():
     eager = _eager_definitions()
     lazy = Registry()
     lazy.load_builtins()
+    assert sorted(lazy.tools) == sorted(eager.tools)
     for name, tool in lazy.tools.items():
         assert registry.check_tool(tool) is None, name
         assert tool.description == eager.tools[name].description, name

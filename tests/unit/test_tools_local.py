@@ -372,7 +372,7 @@ def test_the_registry_loads_these_tools_and_reports_refusals_as_errors():
         registry = Registry(app)
         registry.load_builtins(MODULES)
         assert registry.warnings == []
-        names = [json.loads(d)["name"] if isinstance(d, bytes) else d["name"] for d in registry.definitions()]
+        names = [d["name"] if isinstance(d, dict) else d.name for d in registry.definitions()]
         assert names == ["edit_file", "get_current_time", "gpio_read", "gpio_write", "list_dir",
                          "note_today", "read_file", "recall", "remember", "system_info", "write_file"]
         text, is_error = run(registry.execute("read_file", {"path": "../nvs.json"}))

@@ -11,13 +11,12 @@ NS = "web_config"
 PAUSES_MAX = const(3)  # pause_turn continuations of one turn
 ACTIVITY = {"web_search": "searching the web", "web_fetch": "reading a web page"}  # what a live draft says
 _LINK_TITLE_MAX = const(40)
-_NAME_AT = const(10)  # a built-in's definition is its request JSON (bytes): b'{"name": "<name>", ...'
 
 
 def _name(tool):
-    if isinstance(tool, bytes):
-        return tool[_NAME_AT : tool.index(b'"', _NAME_AT)].decode()
-    return tool.get("name")
+    if isinstance(tool, dict):
+        return tool.get("name")
+    return tool.name  # a built-in's definition held in flash (tools/registry.py LazyTool)
 
 
 def mode(config):
@@ -53,7 +52,7 @@ def definitions(config, device_tools, searches_left=True):
 
 def has_server_tools(tools):
     for tool in tools or ():
-        if isinstance(tool, dict) and "type" in tool:  # a built-in's bytes: a device tool
+        if isinstance(tool, dict) and "type" in tool:  # a built-in's LazyTool: a device tool
             return True
     return False
 

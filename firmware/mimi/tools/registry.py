@@ -110,40 +110,58 @@ def check_input(schema, data):
 
 
 class LazyTool:
-    """A built-in tool held as data (builtin_defs.DEFS): its definition is the request's JSON, bytes that stay
-    in flash on a ROMFS board; description and schema are decoded from it when asked (a call's input check,
-    the tool_list command). run() imports and sets up the module with the code at the first call, then hands
-    every call to the real tool."""
+    """A built-in tool held as data: its line in builtin_defs.DEFS, a bytes constant that stays in flash on a
+    ROMFS board; the tool keeps only where its definition starts. It is its own request definition
+    (is_json, len(), chunks(): a view of the JSON in DEFS, written as llm/claude.py writes a PromptFile);
+    description and schema are decoded from it when asked (a call's input check, the tool_list command).
+    run() imports and sets up the module with the code at the first call, then hands every call to the
+    real tool."""
 
-    def __init__(self, registry, row):  # row: (name, module, tier, acting, definition), a DEFS constant
-        self._registry, self._row = registry, row
+    is_json = True
+
+    def __init__(self, registry, at):  # at: where its definition starts in DEFS
+        self._registry, self._at = registry, at
+
+    def _fields(self):  # [name, module, tier, acting], the line's head
+        defs = _defs()
+        return defs[defs.rfind(b"\n", 0, self._at) + 1 : self._at - 1].decode().split("\t")
 
     @property
-    def name(self):
-        return self._row[0]
+    def name(self):  # made when asked: a str kept per tool costs heap (the registry's key is one)
+        defs = _defs()
+        start = defs.rfind(b"\n", 0, self._at) + 1
+        return defs[start : defs.find(b"\t", start)].decode()
 
     @property
     def tier(self):
-        return self._row[2]
+        return self._fields()[2] or None
 
     @property
     def acting(self):
-        return self._row[3]
+        return self._fields()[3] == "1"
 
-    @property
-    def definition(self):
-        return self._row[4]
+    def __len__(self):
+        return _defs().find(b"\n", self._at) - self._at
+
+    def chunks(self):  # a view of the constant: nothing copied
+        defs = _defs()
+        return (memoryview(defs)[self._at : defs.find(b"\n", self._at)],)
+
+    def _decoded(self):
+        defs = _defs()
+        return json.loads(defs[self._at : defs.find(b"\n", self._at)])
 
     @property
     def description(self):
-        return json.loads(self.definition)["description"]
+        return self._decoded()["description"]
 
     @property
     def schema(self):
-        return json.loads(self.definition)["input_schema"]
+        return self._decoded()["input_schema"]
 
     def run(self, input):  # the real run()'s result: a value, or a coroutine the caller awaits
-        return self._registry.code(self._row[1], self._row[0]).run(input)
+        name, module = self._fields()[:2]
+        return self._registry.code(module, name).run(input)
 
 
 class Registry:
@@ -187,15 +205,10 @@ class Registry:
             self.add(tool, origin)
 
     def load_builtins(self, names=None):
-        defs = None
         for name in BUILTINS if names is None else names:
             try:
                 if name in LAZY:
-                    if defs is None:
-                        from mimi.tools.builtin_defs import DEFS as defs
-                    for entry in defs:
-                        if entry[1] == name:
-                            self.add(LazyTool(self, entry))
+                    self._add_lazy(name)
                     if name in LAZY_COMMANDS:
                         self.add_commands(name)
                 else:
@@ -205,6 +218,16 @@ class Registry:
                         self._add_after_turn(hook_module)
             except Exception as exc:  # one broken built-in must not take the others down
                 self._warn("tools: built-in {} failed to load: {}".format(name, exc))
+
+    def _add_lazy(self, module_name):
+        """The module's tools from their lines in DEFS: name, module, tier, acting, definition."""
+        defs = _defs()
+        key = "\t{}\t".format(module_name).encode()
+        at = defs.find(key)
+        while at >= 0:
+            definition = defs.find(b"\t", defs.find(b"\t", at + len(key)) + 1) + 1  # after tier and acting
+            self.add(LazyTool(self, definition))
+            at = defs.find(key, definition)
 
     def _add_after_turn(self, module_name):
         hooks = getattr(getattr(self.app, "agent", None), "after_turn", None)
@@ -263,7 +286,7 @@ class Registry:
 
     def definitions(self):
         """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a
-        built-in's is its encoded JSON (bytes, written as it is), a user tool's a dict."""
+        built-in's is its LazyTool (its encoded JSON, written as it is), a user tool's a dict."""
         if self._definitions is None:
             self._definitions = [_definition(self.tools[name]) for name in sorted(self.tools)]
         return self._definitions
@@ -326,9 +349,15 @@ class Registry:
         return text, False
 
 
+def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports this module to write it
+    from mimi.tools.builtin_defs import DEFS
+
+    return DEFS
+
+
 def _definition(tool):
     if isinstance(tool, LazyTool):
-        return tool.definition
+        return tool
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 
 
