@@ -57,3 +57,34 @@ def _flat(pieces):  # as net/http writes them: a piece with chunks() is written 
             yield from piece.chunks()
         else:
             yield piece
+
+
+def test_a_session_line_from_pieces_is_the_line_of_the_joined_text():
+    """A reply saved from its streamed pieces (llm/stream.py Text) gives the bytes of the joined str, cut or not."""
+    from mimi.llm.stream import Text
+    from mimi.storage.sessions import _line_for
+
+    pieces = ["caf\u00e9 \"q\" ", "", "\n\u2603 \U0001F600 " * 200, "\\ end", " " * 10]
+    for cap in (64 * 1024, 2000, 300, 40):
+        whole = "".join(_line_for("assistant", "".join(pieces), 1767225600, cap))
+        assert "".join(_line_for("assistant", pieces, 1767225600, cap)) == whole
+        assert "".join(_line_for("assistant", Text(pieces).pieces, 1767225600, cap)) == whole
+
+
+def test_a_reply_sent_back_in_pieces_gives_the_bytes_of_the_joined_blocks():
+    """After a tool round the assistant's text goes back as its streamed pieces, never joined."""
+    from mimi.llm.stream import MessageAssembler
+
+    assembler = MessageAssembler()
+    assembler.handle("content_block_start", json.dumps(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+    for i in range(300):
+        assembler.handle("content_block_delta", json.dumps({"type": "content_block_delta", "index": 0, "delta": {
+            "type": "text_delta", "text": "caf\u00e9 \"{}\" \n\u2603 \U0001F600 ".format(i)}}))
+    assembler.handle("content_block_stop", json.dumps({"type": "content_block_stop", "index": 0}))
+    split = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": assembler.blocks()}]
+    joined = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": assembler.content}]
+    assert isinstance(joined[1]["content"][0]["text"], str)
+    body = b"".join(_flat(JsonBody("sys", split, None, "claude-x", 500).pieces()))
+    assert body == b"".join(JsonBody("sys", joined, None, "claude-x", 500).pieces())
+    assert max(len(p) for p in _flat(JsonBody("sys", split, None, "claude-x", 500).pieces())) < 3 * 1024

@@ -251,3 +251,21 @@ def test_lines_read_backwards_come_with_their_offsets():
         assert [data[start : start + size] for start, size in spans] == list(reversed(lines))
     finally:
         remove_tree(d)
+
+
+def test_append_of_a_reply_in_pieces_writes_the_bytes_of_the_joined_text():
+    from mimi.llm.stream import Text
+
+    d = tempdir("sess_pieces")
+    try:
+        pieces = ["Hello ", "caf\u00e9 \"q\"\n", "x" * 3000, "", " \u2603 \U0001F600"]
+        long = ["y" * 700] * 30  # over the line cap: cut the same way
+        for i, content in enumerate((pieces, long)):
+            a, b = Sessions(d + "/a"), Sessions(d + "/b")
+            a.append("cli", "c{}".format(i), "assistant", Text(content), 1700000000)
+            b.append("cli", "c{}".format(i), "assistant", "".join(content), 1700000000)
+            assert read(a.path("cli", "c{}".format(i))) == read(b.path("cli", "c{}".format(i)))
+            assert a.history("cli", "c{}".format(i)) == []  # history starts with the user
+            assert [m["content"] for m in a.newest("cli", "c{}".format(i))][0].startswith(content[0][:5])
+    finally:
+        remove_tree(d)

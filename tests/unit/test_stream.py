@@ -298,7 +298,7 @@ def test_reply_text_is_capped_at_text_max():
     piece = "x" * 1024
     text_block(assembler, 0, [piece] * (TEXT_MAX // 1024 - 1))
     text_block(assembler, 1, [piece])  # exactly TEXT_MAX over the two blocks: still fine
-    assert len(assembler.text) == TEXT_MAX
+    assert len(assembler.reply_text) == TEXT_MAX  # counted from the pieces: no 64 KB join
     err = raises(StreamError, text_block, assembler, 2, ["x"])
     assert err.kind == "reply_too_long"
 
@@ -381,3 +381,43 @@ def test_a_web_fetch_result_is_kept_whole_and_counted():
     finish(assembler, "end_turn", usage={"output_tokens": 9, "server_tool_use": {"web_fetch_requests": 1}})
     assert assembler.content[1] == result and assembler.text == "The page says hello."
     assert assembler.usage["web_fetch_requests"] == 1 and assembler.usage["web_search_requests"] == 0
+
+
+def test_a_long_reply_is_kept_in_small_pieces_and_joined_only_on_demand():
+    from mimi.llm.stream import Text
+
+    assembler = MessageAssembler()
+    start(assembler)
+    words = ["word{} ".format(i) for i in range(500)]  # about 4 KB in small deltas
+    text_block(assembler, 0, ["  \n"] + words + [" \n"])
+    finish(assembler, "end_turn")
+    reply = assembler.reply_text
+    assert isinstance(reply, Text)
+    assert max(len(piece) for piece in reply) <= 600  # no piece grows with the reply
+    assert str(reply) == assembler.text == "  \n" + "".join(words) + " \n"
+    assert len(reply) == len(assembler.text)
+    assert str(reply.strip()) == assembler.text.strip()
+    assert assembler.content == [{"type": "text", "text": assembler.text}]
+    assert assembler.blocks()[0]["text"].text() == assembler.text  # TextPieces: written into a request
+
+
+def test_text_strip_is_str_strip():
+    from mimi.llm.stream import Text
+
+    for pieces in ([], [""], [" ", "\n", ""], ["  a"], ["a  "], [" ", " a b ", " "], ["", " x", "", "y ", "\t", ""],
+                   ["\n\nHi", " there", "\n"], ["   ", "caf\u00e9", "   "]):
+        joined = "".join(pieces)
+        assert str(Text(pieces).strip()) == joined.strip(), pieces
+        assert len(Text(pieces).strip()) == len(joined.strip())
+        assert bool(Text(pieces).strip()) == bool(joined.strip())
+
+
+def test_a_message_joins_a_reply_in_pieces_only_when_its_content_is_read():
+    from mimi.bus.message import Message
+    from mimi.llm.stream import Text
+
+    message = Message("cli", "console", Text(["Hello ", "there"]), {"kind": "reply"})
+    assert len(message.text) == 11 and "11 chars" in repr(message)
+    assert not isinstance(message.text, str)  # the console ends its streamed line without the text
+    assert message.content == "Hello there" and message.text == "Hello there"
+    assert Message("cli", "console", "plain").content == "plain"

@@ -4,6 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.llm.errors import ClaudeError
+from mimi.llm.stream import Text
 from mimi.platform import const
 
 MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
@@ -140,8 +141,10 @@ class Agent:
                     model, on_tool,
                 )
                 self._spent(message, result)
-                if result.text.strip():
-                    texts.append(result.text.strip())
+                text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
+                if text:
+                    texts.append(text)
+                del text
                 calls = result.tool_calls
                 if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
                     pauses += 1  # a long server-side turn (web searches): send it back as is to go on
@@ -151,17 +154,29 @@ class Agent:
                     continue
                 if result.stop_reason != "tool_use" or not calls or last:
                     break
-                _assistant(messages, result.content)
+                _assistant(messages, result.blocks())
                 messages.append({"role": "user", "content": await self._run_tools(message, channel, calls)})
         except ClaudeError as exc:
             self.failures += 1
             await self._reply(message, exc.message, "error", streaming and shown[0])
             return
         del messages, system
-        # One round's text as it is (a join would copy a reply of many KB into a second hole of its size).
-        reply = (texts[0] if len(texts) == 1 else _ROUND_BREAK.join(texts)) or "(Claude sent an empty reply.)"
+        # The rounds' texts as pieces (a Text): saved, and shown, without one str the size of the reply.
+        pieces = []
+        for text in texts:
+            if pieces:
+                pieces.append(_ROUND_BREAK)
+            if isinstance(text, str):  # a gate's refusal
+                pieces.append(text)
+            else:
+                pieces.extend(text.pieces)
+        del texts
+        if not pieces:
+            pieces.append("(Claude sent an empty reply.)")
         if result is not None and result.stop_reason == "max_tokens":
-            reply += MAX_TOKENS_NOTE
+            pieces.append(MAX_TOKENS_NOTE)
+        reply = Text(pieces)
+        del pieces
         self._save(session, message, reply, now)
         self.turns += 1
         await self._reply(message, reply, "reply", streaming)

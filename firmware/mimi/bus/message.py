@@ -8,18 +8,25 @@ CHANNELS = ("telegram", "websocket", "cli", "system", "mqtt")
 
 
 class Message:
-    __slots__ = ("channel", "chat_id", "content", "meta")
+    __slots__ = ("channel", "chat_id", "text", "meta")
 
     def __init__(self, channel, chat_id, content, meta=None):
         if channel not in CHANNELS:
             raise ValueError("unknown channel: {}".format(channel))
         self.channel = channel
         self.chat_id = str(chat_id)
-        self.content = content
+        self.text = content  # a str, or a reply's pieces (llm/stream.py Text) until content is read
         self.meta = meta  # channel-specific extras (e.g. Telegram user id); never sent to the model
 
+    @property
+    def content(self):
+        """The text as one str: a reply's pieces are joined here, by the channel that needs them so."""
+        if not isinstance(self.text, str):
+            self.text = str(self.text)
+        return self.text
+
     def __repr__(self):
-        return "Message({}:{}, {} chars)".format(self.channel, self.chat_id, len(self.content))
+        return "Message({}:{}, {} chars)".format(self.channel, self.chat_id, len(self.text))
 
 
 class Bus:

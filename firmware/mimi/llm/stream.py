@@ -15,8 +15,10 @@ CITATIONS_MAX = const(16)
 SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
 # usage.server_tool_use counters, kept flat in `usage` beside the token counts.
 SERVER_USAGE_KEYS = ("web_search_requests", "web_fetch_requests")
-_COALESCE_AT = const(32)  # at most this many text pieces are held...
-_FOLD = const(24)  # ...by joining the newest this many into one (a rope: few objects, little copying)
+# A text block's small deltas are joined into one piece once this many of them, or this many characters,
+# have come since the last join: few objects, and no piece (so no allocation) grows with the reply.
+_FOLD = const(24)
+_PIECE_CHARS = const(512)
 
 # The usage counters a reply reports; message_start gives them, message_delta updates them.
 USAGE_KEYS = (
@@ -58,10 +60,52 @@ def _get(obj, key, kind, what):
     return value
 
 
+class Text:
+    """A reply's text as the str pieces it streamed in, joined only where one str is needed (str()): a long
+    reply needs no hole of its size on its way to the session file, the next request and the console."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+
+    def __len__(self):
+        n = 0
+        for piece in self.pieces:
+            n += len(piece)
+        return n
+
+    def __iter__(self):
+        return iter(self.pieces)
+
+    def __str__(self):
+        return "".join(self.pieces)
+
+    def strip(self):
+        """str.strip() of the whole, as a Text: only the two end pieces are copied."""
+        pieces = self.pieces
+        start, end = 0, len(pieces)
+        while start < end and (not pieces[start] or pieces[start].isspace()):
+            start += 1
+        while end > start and (not pieces[end - 1] or pieces[end - 1].isspace()):
+            end -= 1
+        out = pieces[start:end]
+        if out:
+            out[0] = out[0].lstrip()
+            out[-1] = out[-1].rstrip()
+        return Text(out)
+
+
 class _TextBlock:
     def __init__(self):
         self.pieces = []
+        self.loose = 0  # the newest pieces not yet joined into one...
+        self.loose_size = 0  # ...and their characters
         self.citations = None  # the list of citations when the API sent any
+
+    def fold(self):
+        """Join the loose pieces into one (at most about _PIECE_CHARS characters, whatever the reply's size)."""
+        if self.loose > 1:
+            self.pieces[-self.loose :] = ["".join(self.pieces[-self.loose :])]
+        self.loose = self.loose_size = 0
 
 
 class _ToolBlock:
@@ -144,32 +188,50 @@ class MessageAssembler:
     def content(self):
         """Finished blocks in index order, shaped as the API takes them back in the next request.
         Blank text blocks are left out: the API rejects them in a request."""
+        return self.blocks(True)
+
+    def blocks(self, joined=False):
+        """content; unless joined, a text block's text is its pieces (llm/file_pieces.py TextPieces), escaped
+        as the next request is written: a long reply sent back after a tool round is never joined."""
         blocks = []
         for index in sorted(self._finished):
             block = self._finished[index]
-            if block["type"] != "text" or block["text"].strip():
-                blocks.append(block)
+            if block["type"] == "text":
+                text = block["text"]
+                if not text.strip():
+                    continue
+                block = dict(block)
+                if joined:
+                    block["text"] = str(text)
+                else:
+                    from mimi.llm.file_pieces import TextPieces
+
+                    block["text"] = TextPieces(text.pieces)
+            blocks.append(block)
         return blocks
 
     @property
     def text(self):
         """All finished text blocks, joined as the API means them (no separator); a block that cites web
         pages is followed by links to them, each page linked once."""
+        return str(self.reply_text)
+
+    @property
+    def reply_text(self):
+        """text as a Text: the pieces of every text block (and links), none joined."""
         parts = []
         for i in sorted(self._finished):
             block = self._finished[i]
             if block["type"] == "text":
-                parts.append(block["text"])
+                parts.extend(block["text"].pieces)
                 if i in self._links:
                     parts.append(self._links[i])
-        if len(parts) == 1:
-            return parts[0]  # the usual single block: no copy of a reply that may be many KB
-        return "".join(parts)
+        return Text(parts)
 
     @property
     def tool_calls(self):
         """The finished tool_use blocks, in index order."""
-        return [block for block in self.content if block["type"] == "tool_use"]
+        return [self._finished[i] for i in sorted(self._finished) if self._finished[i]["type"] == "tool_use"]
 
     @property
     def searched(self):
@@ -281,11 +343,11 @@ class MessageAssembler:
         if self._text_size > self.text_max:
             message = "the reply is over {} characters".format(self.text_max)
             raise StreamError("reply_too_long", message)
-        pieces = block.pieces
-        pieces.append(text)
-        if len(pieces) >= _COALESCE_AT:
-            # Many tiny strings fragment a small heap: fold the tail into one piece now and then.
-            pieces[-_FOLD:] = ["".join(pieces[-_FOLD:])]
+        block.pieces.append(text)
+        block.loose += 1
+        block.loose_size += len(text)
+        if block.loose >= _FOLD or block.loose_size >= _PIECE_CHARS:
+            block.fold()  # many tiny strings fragment a small heap; one string the size of the reply needs a hole
 
     def _stop(self, event):
         index = self._index(event, "content_block_stop")
@@ -293,7 +355,8 @@ class MessageAssembler:
             raise _bad("stop for content block {} which is not open".format(index))
         block = self._open.pop(index)
         if isinstance(block, _TextBlock):
-            self._finished[index] = {"type": "text", "text": "".join(block.pieces)}
+            block.fold()
+            self._finished[index] = {"type": "text", "text": Text(block.pieces)}
             if block.citations:
                 self._finished[index]["citations"] = block.citations
                 from mimi.llm import server_tools

@@ -85,16 +85,32 @@ def parse_message(line):
 _ESCAPE_SLICE = const(1024)  # characters of a long message escaped at a time
 
 
+def _head(pieces, keep):
+    """The first keep characters of a list of str pieces, as pieces (only the last one is cut)."""
+    out = []
+    for piece in pieces:
+        if keep <= 0:
+            break
+        out.append(piece if len(piece) <= keep else piece[:keep])
+        keep -= len(piece)
+    return out
+
+
 def _line_for(role, content, ts, cap):
     """The JSONL line for one message as str pieces (a long reply is never escaped, encoded or written in one
     piece the size of the whole: a small heap has no such hole), its content cut until it fits in cap bytes.
+    content is a str or a list of str pieces (a reply as it streamed in), which is never joined.
     Joined, the pieces are '{"role":...,"content":...,"ts":...}' exactly as one json.dumps per field gives."""
+    content = [content] if isinstance(content, str) else content
     text = content
-    keep = len(content)
+    keep = 0
+    for piece in content:
+        keep += len(piece)
     while True:
         line = ['{"role":' + json.dumps(role) + ',"content":"']
-        for i in range(0, len(text), _ESCAPE_SLICE):
-            line.append(json.dumps(text[i : i + _ESCAPE_SLICE])[1:-1])
+        for piece in text:
+            for i in range(0, len(piece), _ESCAPE_SLICE):
+                line.append(json.dumps(piece[i : i + _ESCAPE_SLICE])[1:-1])
         line.append('","ts":{}}}'.format(int(ts)))
         size = 0
         for piece in line:
@@ -102,7 +118,7 @@ def _line_for(role, content, ts, cap):
         if size <= cap or not text:
             return line
         keep = keep * 3 // 4  # shrink the original, so the mark never makes it grow
-        text = content[:keep] + _CUT_MARK if keep else ""
+        text = _head(content, keep) + [_CUT_MARK] if keep else []
 
 
 def _spans_backward(f, end):
@@ -153,11 +169,13 @@ class Sessions:
         return files.exists(self.path(channel, chat_id))
 
     def append(self, channel, chat_id, role, content, ts=None):
-        """Add one message; trims the file when it grows over max_bytes."""
+        """Add one message (content: a str, or a Text of str pieces); trims the file when it grows over max_bytes."""
         if role not in ROLES:
             raise ValueError("role must be 'user' or 'assistant', got {!r}".format(role))
         if not isinstance(content, str):
-            raise ValueError("message content must be text")
+            content = getattr(content, "pieces", None)  # a reply's pieces (llm/stream.py Text): never joined
+            if not isinstance(content, list):
+                raise ValueError("message content must be text")
         path = self.path(channel, chat_id)
         line = _line_for(role, content, platform.unix_time() if ts is None else ts, self.line_cap)
         if files.size(path) < 0:
