@@ -251,3 +251,112 @@ def test_by_hand_names_a_chat_and_says_what_happened():
         assert "no conversation" in run(consolidate.by_hand(app, "nobody"))
     finally:
         remove_tree(app.top)
+
+
+def _write_ascii_escaped(f, text):
+    # how CPython's json.dumps writes a text: every non-ASCII character escaped, a surrogate pair beyond U+FFFF
+    import json
+
+    for c in text:
+        code = ord(c)
+        if code < 0x80:
+            f.write(json.dumps(c)[1:-1].encode())
+        elif code > 0xFFFF:
+            code -= 0x10000
+            f.write("\\u{:04x}\\u{:04x}".format(0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)).encode())
+        else:
+            f.write("\\u{:04x}".format(code).encode())
+
+
+def _cut_as_before(content):  # summary_call.transcript's cut of one message before it read in slices
+    text = content.strip()
+    if len(text) > summary_call.MESSAGE_CHARS:
+        text = text[: summary_call.MESSAGE_CHARS] + " [...]"
+    return text
+
+
+def _text_of(i, odd):
+    if i < 8:  # about 4 KB each, its pieces shifted by i characters across the slice edges
+        return "x" * i + "".join(odd[(i + k) % 4] for k in range(300))
+    return ("  " + " " * 1300 + "late start \U0001F600" + " \n" * 600, "   \n\t ", "",
+            "a" * 1195 + " " * 500, "a" * 1195 + " " * 10 + "b" + " " * 10, "\u00e9" * 1200 + " \n",
+            "\u00e9" * 1199 + "\U0001F600" + "\n" * 3 + "z")[i - 8]
+
+
+def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
+    """4 KB replies with emoji, escapes and whitespace across every slice edge, lines as the other runtime
+    escapes them and lines in another form: the transcript, the count and the kept lines are as before."""
+    import gc
+    import hashlib
+
+    from mimi.storage.sessions import LINE_MAX, parse_message
+
+    app = _app("slices")
+    try:
+        app.sessions = Sessions(app.flash.sessions_dir, 1024 * 1024)
+        path = app.sessions.path("telegram", "42")
+        odd = ["caf\u00e9 \"q\" \\ \u2603 \U0001F600\n\t\x01 ", "\U0001F355" * 3, "\\u00e9 \\\"", "a\u00e9\\"]
+        for i in range(15):
+            role = "user" if i % 2 == 0 else "assistant"
+            if i % 5 == 3:  # as the other runtime writes it
+                with open(path, "ab") as f:
+                    f.write('{{"role":"{}","content":"'.format(role).encode())
+                    _write_ascii_escaped(f, _text_of(i, odd)[:1500])
+                    f.write(b'","ts":7}\n')
+            else:
+                app.sessions.append("telegram", "42", role, _text_of(i, odd), 1000 + i)
+        with open(path, "ab") as f:  # another key order, a lone surrogate, a torn line, an empty one
+            f.write(b'{"content":"  other \\u00e9 form","role":"user"}\n')
+            f.write(b'{"role":"assistant","content":"lone \\ud83d half","ts":3}\n\n{"role":"user","cont\n')
+        for i in range(12):
+            app.sessions.append("telegram", "42", "user" if i % 2 == 0 else "assistant", odd[i % 4] * 60, 5)
+        gc.collect()
+        total = 0
+        with open(path, "rb") as f:  # a line at a time (files.iter_lines joins 512-byte reads: no hole here)
+            for line in f:
+                total += parse_message(line[:-1]) is not None
+        consolidator = consolidate.of(app)
+        assert consolidator.count("telegram_42") == total
+        picked, n, last = consolidator._oldest("telegram_42", total, consolidate.KEEP)
+        # the messages as parsed whole, the transcript as the joined text gave it (compared by hash: a
+        # small test heap has no hole for it) and the lines kept after them
+        seen, size, index, dropped, done = 0, 0, 0, 0, False
+        out, kept = [hashlib.sha256(), hashlib.sha256()], [hashlib.sha256(), hashlib.sha256()]
+        out[0].update(b"The older part of the chat, oldest first:\n")
+        with open(path, "rb") as f:
+            for line in f:
+                line = line[:-1] if line.endswith(b"\n") else line
+                message = parse_message(line) if len(line) <= LINE_MAX else None
+                if message is not None and seen >= total - consolidate.KEEP and message["role"] == "user":
+                    done = True
+                if done:
+                    if message is not None:
+                        kept[0].update(line + b"\n")
+                    continue
+                index += 1
+                if message is None:
+                    continue
+                role, text, cut = picked[seen]
+                seen, dropped = seen + 1, index
+                assert role == message["role"]
+                assert "".join(text) + (" [...]" if cut else "") == _cut_as_before(message["content"])
+                assert max([len(piece.encode()) for piece in text] + [0]) <= 512
+                piece = "\n{}: {}\n".format("User" if role == "user" else "Mimi", _cut_as_before(message["content"]))
+                size += len(piece)
+                if size <= summary_call.TRANSCRIPT_MAX:
+                    out[0].update(piece.encode())
+                elif size - len(piece) <= summary_call.TRANSCRIPT_MAX:
+                    out[0].update(b"\n[... the rest is left out]\n")
+        assert n == seen == len(picked) and n > 15 and size > summary_call.TRANSCRIPT_MAX
+        for piece in summary_call.transcript(picked).pieces:
+            out[1].update(piece.encode())
+        assert out[0].digest() == out[1].digest()
+        del picked
+        # the session keeps its newest valid lines byte for byte
+        assert consolidator._drop("telegram_42", n, last) == dropped
+        with open(path, "rb") as f:
+            for line in f:
+                kept[1].update(line)
+        assert kept[0].digest() == kept[1].digest()
+    finally:
+        remove_tree(app.top)

@@ -11,7 +11,9 @@ from mimi import jsontext, platform
 from mimi.agent import summary_call
 from mimi.platform import const
 from mimi.storage import files, space
-from mimi.storage.sessions import HISTORY_LIMIT, LINE_MAX, SUFFIX, decode_id, parse_message
+from mimi.storage.history_pieces import _escape, _record
+from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, decode_id, parse_message
+from mimi.utf8 import boundary
 
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
@@ -20,10 +22,8 @@ JOURNAL_SUFFIX = ".summary"
 JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 _SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
+_SLICE = const(512)  # bytes of a line read (hashed, decoded, copied) at a time: a small heap has no 4 KB hole
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
-
-def _sha(data):
-    return binascii.hexlify(hashlib.sha256(data).digest()[:8]).decode()
 
 
 def stem_of(channel, chat_id, sessions):
@@ -48,27 +48,36 @@ class Consolidator:
 
     def count(self, stem):
         n = 0
-        for line in files.iter_lines(self._path(stem), LINE_MAX):
-            if line is not None and parse_message(line) is not None:
-                n += 1
+        f = _open(self._path(stem))
+        if f is None:
+            return 0
+        with f:
+            for start, length in _spans(f, 0):
+                if _record(f, start, length) is not None:
+                    n += 1
         return n
 
     def _oldest(self, stem, total, keep):
         """(messages, n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so
-        the kept part opens with the user."""
+        the kept part opens with the user; each message as (role, text pieces, cut) (summary_call.head)."""
         want = total - keep
-        picked, raw_last = [], None
-        for line in files.iter_lines(self._path(stem), LINE_MAX):
-            message = parse_message(line) if line is not None else None
-            if message is None:
-                continue
-            if len(picked) >= want and message["role"] == "user":
-                break
-            picked.append(message)
-            raw_last = line
-        if raw_last is None or len(picked) >= total:
+        picked, last = [], None
+        f = _open(self._path(stem))
+        if f is None:
             return [], 0, None
-        return picked, len(picked), (len(raw_last), _sha(raw_last))
+        with f:
+            for start, length in _spans(f, 0):
+                record = _record(f, start, length)
+                if record is None:
+                    continue
+                if len(picked) >= want and record[4] == "user":
+                    break
+                text, cut = _head(f, record)
+                picked.append((record[4], text, cut))
+                last = (start, length)
+            if last is None or len(picked) >= total:
+                return [], 0, None
+            return picked, len(picked), (last[1], _sha(f, last[0], last[1]))
 
     # -- the run --
     def due(self, channel, chat_id):
@@ -210,31 +219,127 @@ class Consolidator:
         """Rewrite the session without its lines up to the consolidated last one; the count dropped."""
         path = self._path(stem)
         want_len, want_sha = last[0], last[1]
-        cut = -1
-        index = 0
-        for line in files.iter_lines(path, LINE_MAX):
-            index += 1
-            if line is not None and len(line) == want_len and _sha(line) == want_sha:
-                cut = index
-                break
-            if index > n + _SCAN_SLACK:
-                break
-        if cut < 0:
+        cut = index = 0
+        f = _open(path)
+        if f is None:
+            return 0
+        with f:
+            for start, length in _spans(f, 0):
+                index += 1
+                if length == want_len and _sha(f, start, length) == want_sha:
+                    cut = start + length + 1  # where the kept lines start
+                    break
+                if index > n + _SCAN_SLACK:
+                    break
+        if not cut:
             return 0  # gone already (a finished run, a trim, or session_clear)
 
-        def rest():
-            i = 0
-            for line in files.iter_lines(path, LINE_MAX):
-                i += 1
-                if i > cut and line is not None and parse_message(line) is not None:
-                    yield line + b"\n"
+        def rest():  # the valid lines after the cut, copied _SLICE bytes at a time
+            with open(path, "rb") as f:
+                for start, length in _spans(f, cut):
+                    if _record(f, start, length) is not None:
+                        while length > 0:
+                            f.seek(start)
+                            data = f.read(min(_SLICE, length))
+                            if not data:
+                                raise RuntimeError("the conversation changed while it was rewritten")
+                            start += len(data)
+                            length -= len(data)
+                            yield data
+                        yield b"\n"
 
         space.guarded(lambda: files.write_atomic(path, rest()), "the conversation " + stem, (path,))
-        return cut
+        return index
 
     def _step(self, name):
         if self.checkpoint is not None:
             self.checkpoint(name)
+
+
+def _open(path):
+    try:
+        return open(path, "rb")
+    except OSError:
+        return None
+
+
+def _spans(f, pos):
+    """Yield (offset, length) of the lines of an open binary file from pos on, as files.iter_lines splits
+    them (an empty line too, not an empty end); reads _SLICE bytes at a time and seeks before each read,
+    so the caller may read the file between two steps."""
+    start = pos
+    while True:
+        f.seek(pos)
+        chunk = f.read(_SLICE)
+        if not chunk:
+            break
+        cut = chunk.find(b"\n")
+        while cut >= 0:
+            yield start, pos + cut - start
+            start = pos + cut + 1
+            cut = chunk.find(b"\n", cut + 1)
+        pos += len(chunk)
+    if pos > start:
+        yield start, pos - start
+
+
+def _sha(f, start, length):
+    """The short sha256 of a line of an open file, read _SLICE bytes at a time."""
+    digest = hashlib.sha256()
+    while length > 0:
+        f.seek(start)
+        data = f.read(min(_SLICE, length))
+        if not data:
+            break
+        digest.update(data)
+        start += len(data)
+        length -= len(data)
+    return binascii.hexlify(digest.digest()[:8]).decode()
+
+
+def _head(f, record):
+    """(text pieces, cut) of a valid message line (history_pieces._record) as the summariser is shown it.
+    A line in sessions._line_for's form is decoded _SLICE bytes at a time (each slice cut at a UTF-8 and an
+    escape boundary, read as the JSON string '"' + slice + '"'); any other line is parsed whole."""
+    start, length, at, size = record[:4]
+    if size < 0:
+        return [], False  # blank
+    if at:
+        try:
+            return summary_call.head(_decoded(f, start + at, size))
+        except ValueError:
+            pass
+    f.seek(start)
+    message = parse_message(f.read(length))
+    return summary_call.head((message["content"],)) if message is not None else ([], False)
+
+
+def _decoded(f, pos, size):
+    """The escaped JSON text of `size` bytes at pos, checked by _record, as str pieces of under _SLICE bytes."""
+    while size > 0:
+        f.seek(pos)
+        data = f.read(min(_SLICE, size))
+        if not data:
+            raise ValueError("the line changed")
+        cut = len(data) if len(data) >= size else _cut(data)
+        if not cut:
+            raise ValueError("no boundary")
+        yield jsontext.loads(b'"' + data[:cut] + b'"')
+        pos += cut
+        size -= cut
+
+
+def _cut(data):
+    """Length of the longest prefix of checked escaped text that ends neither inside a UTF-8 character nor
+    inside an escape (a surrogate pair's two escapes are one)."""
+    end = boundary(data)
+    at = data.find(b"\\", 0, end)
+    while at >= 0:
+        size = _escape(data, at)[1]
+        if not size or at + size > end:
+            return at
+        at = data.find(b"\\", at + size, end)
+    return end
 
 
 def _line_ends(path):

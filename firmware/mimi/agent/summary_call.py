@@ -25,23 +25,46 @@ def system(facts_ok):
     return _SYSTEM + (_FACTS.format(FACTS_MAX) if facts_ok else "")
 
 
+def head(pieces):
+    """(str pieces, cut) of a message's text read piece by piece, as the summariser is shown it: stripped,
+    its first MESSAGE_CHARS characters, cut True when more follow (nothing after them is read)."""
+    out, have = [], 0
+    for piece in pieces:
+        if not have:
+            piece = piece.lstrip()
+        take = piece[: MESSAGE_CHARS - have]
+        if take:
+            out.append(take)
+            have += len(take)
+        if len(take) < len(piece) and piece[len(take) :].strip():
+            return out, True
+    while out:  # the end stripped: trailing whitespace may fill the last pieces
+        last = out.pop().rstrip()
+        if last:
+            out.append(last)
+            break
+    return out, False
+
+
 def transcript(messages):
-    """The older turns as one user message's text, each cut to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX;
-    kept as pieces, escaped as the request is written (llm/file_pieces.py TextPieces), never joined."""
+    """The older turns, (role, text pieces, cut) as head() gives them, as one user message's text, each cut
+    to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX; kept as pieces, escaped as the request is written
+    (llm/file_pieces.py TextPieces), never joined: byte for byte "\\n{name}: {text}[ [...]]\\n" each."""
     from mimi.llm.file_pieces import TextPieces
 
     out = ["The older part of the chat, oldest first:\n"]
     size = 0
-    for message in messages:
-        text = message["content"].strip()
-        if len(text) > MESSAGE_CHARS:
-            text = text[:MESSAGE_CHARS] + " [...]"
-        piece = "\n{}: {}\n".format("User" if message["role"] == "user" else "Mimi", text)
-        size += len(piece)
+    for role, text, cut in messages:
+        name = "User" if role == "user" else "Mimi"
+        size += len(name) + (10 if cut else 4)
+        for piece in text:
+            size += len(piece)
         if size > TRANSCRIPT_MAX:
             out.append("\n[... the rest is left out]\n")
             break
-        out.append(piece)
+        out.append("\n" + name + ": ")
+        out.extend(text)
+        out.append(" [...]\n" if cut else "\n")
     return TextPieces(out)
 
 
