@@ -276,15 +276,15 @@ def _cut_as_before(content):  # summary_call.transcript's cut of one message bef
 
 
 def _text_of(i, odd):
-    if i < 8:  # about 4 KB each, its pieces shifted by i characters across the slice edges
-        return "x" * i + "".join(odd[(i + k) % 4] for k in range(300))
+    if i < 8:  # about 2 KB each (past the 1200-character cut), pieces shifted by i across slice edges
+        return "x" * i + "".join(odd[(i + k) % 4] for k in range(150))
     return ("  " + " " * 1300 + "late start \U0001F600" + " \n" * 600, "   \n\t ", "",
             "a" * 1195 + " " * 500, "a" * 1195 + " " * 10 + "b" + " " * 10, "\u00e9" * 1200 + " \n",
             "\u00e9" * 1199 + "\U0001F600" + "\n" * 3 + "z")[i - 8]
 
 
 def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
-    """4 KB replies with emoji, escapes and whitespace across every slice edge, lines as the other runtime
+    """2 KB replies with emoji, escapes and whitespace across every slice edge, lines as the other runtime
     escapes them and lines in another form: the transcript, the count and the kept lines are as before."""
     import gc
     import hashlib
@@ -298,7 +298,7 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
         odd = ["caf\u00e9 \"q\" \\ \u2603 \U0001F600\n\t\x01 ", "\U0001F355" * 3, "\\u00e9 \\\"", "a\u00e9\\"]
         for i in range(15):
             role = "user" if i % 2 == 0 else "assistant"
-            if i % 5 == 3:  # as the other runtime writes it
+            if i in (3, 8):  # as the other runtime writes it (ASCII escapes: 1200 é would be a 7 KB line)
                 with open(path, "ab") as f:
                     f.write('{{"role":"{}","content":"'.format(role).encode())
                     _write_ascii_escaped(f, _text_of(i, odd)[:1500])
