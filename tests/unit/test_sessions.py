@@ -4,7 +4,7 @@ import json
 from support import raises, read, remove_tree, tempdir, write
 
 from mimi.storage import files
-from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, encode_id
+from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, encode_id, parse_message
 
 
 def _conversation(store, n, chat="42"):
@@ -188,6 +188,71 @@ def test_trimming_keeps_the_newest_lines_and_valid_jsonl():
         assert numbers == list(range(numbers[0], 200))  # newest kept, in order, no gaps
         assert files.listdir(d) == ["telegram_42.jsonl"]  # no .tmp left
         assert s.history("telegram", 42, limit=4)[-1] == {"role": "assistant", "content": "m199"}
+    finally:
+        remove_tree(d)
+
+
+def _old_trim(store, path, total):
+    # the trim as it was before it read lines by offset (each line read and parsed whole)
+    start = store._keep_from(path, total)
+
+    def valid_lines():
+        for line in files.iter_lines(path, LINE_MAX, start):
+            if parse_message(line) is not None:
+                yield line + b"\n"
+
+    files.write_atomic(path, valid_lines())
+
+
+def _mixed_session(path):
+    # own-form lines of both runtimes (raw and escaped non-ASCII), 4 KB replies, torn and foreign lines
+    big = "x" * 3000 + "caf\u00e9 \U0001f355 \u4e2d\u6587 \"q\" \\ \n" + "y" * 1000
+    lines = []
+    for i in range(12):
+        role = "user" if i % 3 != 1 else "assistant"
+        text = big if i % 2 else "m{} \u00e9\U0001f600".format(i)
+        lines.append('{{"role":"{}","content":{},"ts":{}}}'.format(role, json.dumps(text), 1700000000 + i))
+        lines.append('{"role":"' + role + '","content":"' + text.replace("\n", "\\n").replace('"', "'")
+                     + '","ts":' + str(i) + "}")
+    extra = [
+        '{"role":"user","content":"\\u00e9\\ud83c\\udf55 \\/ \\t","ts":5}',
+        '{"content":"key order","role":"user"}',
+        '{"role":"system","content":"not a chat role","ts":1}',
+        '{"role":"user","content":"lone \\ud800 half","ts":1}',
+        '{"role":"user","content":"ts 0","ts":01}',
+        '{"role":"user","content":"' + "w" * (LINE_MAX + 100) + '","ts":1}',
+        '{"role":"assistant","content":"raw\ttab","ts":1}',
+        '{"role":"user","content":"bad \\x escape","ts":1}',
+        '{"role":"user","content":"torn ' + "z" * 2000,
+        "[1, 2]",
+        "garbage",
+        "",
+    ]
+    with open(path, "wb") as f:  # written a line at a time: the MicroPython unit heap is small
+        for i, line in enumerate(lines):
+            f.write(line.encode() + b"\n")
+            if i % 2:
+                f.write(extra[(i // 2) % len(extra)].encode() + b"\n")
+            if i == 9:
+                f.write(b'{"role":"user","content":"\xff\xfe not utf-8","ts":1}\n')
+        f.write(b'{"role":"assistant","content":"torn at the end')
+    return files.size(path)
+
+
+def test_trimming_by_offsets_writes_what_parsing_whole_lines_wrote():
+    d = tempdir("sess")
+    try:
+        old, new = files.join(d, "old.jsonl"), files.join(d, "new.jsonl")
+        total = _mixed_session(old)
+        source = read(old, "rb")
+        for max_bytes in range(2000, 2 * total + 2000, 1777):
+            store = Sessions(d, max_bytes=max_bytes)
+            write(old, source, "wb")
+            write(new, source, "wb")
+            _old_trim(store, old, total)
+            store._trim(new, total)
+            assert read(new, "rb") == read(old, "rb"), max_bytes
+        assert sorted(files.listdir(d)) == ["new.jsonl", "old.jsonl"]  # no .tmp left
     finally:
         remove_tree(d)
 
