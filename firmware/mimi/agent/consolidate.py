@@ -12,7 +12,7 @@ from mimi.agent import summary_call
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.storage.history_pieces import _escape, _record
-from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, decode_id, parse_message
+from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, _spans_forward, decode_id, parse_message
 from mimi.utf8 import boundary
 
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
@@ -52,7 +52,7 @@ class Consolidator:
         if f is None:
             return 0
         with f:
-            for start, length in _spans(f, 0):
+            for start, length in _spans_forward(f, 0):
                 if _record(f, start, length) is not None:
                     n += 1
         return n
@@ -66,7 +66,7 @@ class Consolidator:
         if f is None:
             return [], 0, None
         with f:
-            for start, length in _spans(f, 0):
+            for start, length in _spans_forward(f, 0):
                 record = _record(f, start, length)
                 if record is None:
                     continue
@@ -224,7 +224,7 @@ class Consolidator:
         if f is None:
             return 0
         with f:
-            for start, length in _spans(f, 0):
+            for start, length in _spans_forward(f, 0):
                 index += 1
                 if length == want_len and _sha(f, start, length) == want_sha:
                     cut = start + length + 1  # where the kept lines start
@@ -236,7 +236,7 @@ class Consolidator:
 
         def rest():  # the valid lines after the cut, copied _SLICE bytes at a time
             with open(path, "rb") as f:
-                for start, length in _spans(f, cut):
+                for start, length in _spans_forward(f, cut):
                     if _record(f, start, length) is not None:
                         while length > 0:
                             f.seek(start)
@@ -261,26 +261,6 @@ def _open(path):
         return open(path, "rb")
     except OSError:
         return None
-
-
-def _spans(f, pos):
-    """Yield (offset, length) of the lines of an open binary file from pos on, as files.iter_lines splits
-    them (an empty line too, not an empty end); reads _SLICE bytes at a time and seeks before each read,
-    so the caller may read the file between two steps."""
-    start = pos
-    while True:
-        f.seek(pos)
-        chunk = f.read(_SLICE)
-        if not chunk:
-            break
-        cut = chunk.find(b"\n")
-        while cut >= 0:
-            yield start, pos + cut - start
-            start = pos + cut + 1
-            cut = chunk.find(b"\n", cut + 1)
-        pos += len(chunk)
-    if pos > start:
-        yield start, pos - start
 
 
 def _sha(f, start, length):

@@ -14,7 +14,7 @@ DEADLINE_S = const(120)  # the whole exchange, connect to last byte (a long stre
 HEADER_LINE_MAX = const(2048)
 HEADERS_MAX = const(48)
 LINE_MAX = const(16384)  # longest body line the line reader returns
-SEND_CHUNK = const(2048)  # request bytes gathered into one write (fewer, fuller TCP segments)
+SEND_CHUNK = const(1024)  # request bytes gathered into one write (fewer TCP segments; a 1 KB buffer finds a hole)
 _READ_CHUNK = const(512)
 
 
