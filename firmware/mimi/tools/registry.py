@@ -25,23 +25,12 @@ BUILTINS = (
     "mimi.tools.watch_tools",
     "mimi.tools.media_tools",
 )
-# Built-ins whose definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and whose
-# code is imported at their first call: a board that never uses them never spends the heap (BENCHMARKS.md).
+# Every built-in's definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and its code
+# is imported at its first call: a board that never uses a tool never spends the heap (BENCHMARKS.md).
+LAZY = BUILTINS
 # Modules whose console commands are data too (builtin_defs.COMMANDS): added at boot, their module imported
 # and set up at a command's first use (add_commands).
 LAZY_COMMANDS = ("mimi.tools.memory_tools", "mimi.tools.gpio", "mimi.tools.web", "mimi.watch.commands")
-LAZY = (
-    "mimi.tools.clock",
-    "mimi.tools.files",
-    "mimi.tools.memory_tools",
-    "mimi.tools.system",
-    "mimi.tools.gpio",
-    "mimi.tools.web",
-    "mimi.tools.cron_tools",
-    "mimi.tools.send_message",
-    "mimi.tools.watch_tools",
-    "mimi.tools.media_tools",
-)
 # Built-ins' after-turn hooks, added at boot whether the built-in is lazy or not: (built-in, the module whose
 # after_turn(app, agent, message, session) runs after each saved turn, imported then). memory_tools: memory
 # that consolidates itself (agent/consolidate.py); memory_tools' own code waits for its tools or command.
