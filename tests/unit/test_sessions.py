@@ -1,9 +1,9 @@
-# storage/sessions.py: safe file names, tail-read history, torn lines, trimming, clear and list.
+# storage/sessions.py and session_trim.py: safe file names, tail-read history, torn lines, trimming, clear, list.
 import json
 
 from support import raises, read, remove_tree, tempdir, write
 
-from mimi.storage import files
+from mimi.storage import files, session_trim
 from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, encode_id, parse_message
 
 
@@ -194,7 +194,7 @@ def test_trimming_keeps_the_newest_lines_and_valid_jsonl():
 
 def _old_trim(store, path, total):
     # the trim as it was before it read lines by offset (each line read and parsed whole)
-    start = store._keep_from(path, total)
+    start = session_trim._keep_from(path, total, store.max_bytes)
 
     def valid_lines():
         for line in files.iter_lines(path, LINE_MAX, start):
@@ -250,7 +250,7 @@ def test_trimming_by_offsets_writes_what_parsing_whole_lines_wrote():
             write(old, source, "wb")
             write(new, source, "wb")
             _old_trim(store, old, total)
-            store._trim(new, total)
+            session_trim.trim(new, total, store.max_bytes)
             assert read(new, "rb") == read(old, "rb"), max_bytes
         assert sorted(files.listdir(d)) == ["new.jsonl", "old.jsonl"]  # no .tmp left
     finally:

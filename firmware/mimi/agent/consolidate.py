@@ -3,17 +3,15 @@
 # Crash-safe by a journal: the summary is kept on flash (sessions/<stem>.summary) before anything else is
 # written, every later step checks whether it already happened, and the journal goes last. A power cut
 # before the journal costs one more Claude call; after it, the next run finishes the same summary.
-import binascii
-import hashlib
 import json
 
 from mimi import jsontext, platform
 from mimi.agent import summary_call
 from mimi.platform import const
 from mimi.storage import files, space
-from mimi.storage.history_pieces import _escape, _record
-from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, _spans_forward, decode_id, parse_message
-from mimi.utf8 import boundary
+from mimi.storage.history_pieces import _record
+from mimi.storage.session_read import _decoded, _line_ends, _open, _sha, _spans_forward, _valid_from
+from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, decode_id, parse_message
 
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
@@ -22,7 +20,6 @@ JOURNAL_SUFFIX = ".summary"
 JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 _SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
-_SLICE = const(512)  # bytes of a line read (hashed, decoded, copied) at a time: a small heap has no 4 KB hole
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
 
 
@@ -234,21 +231,8 @@ class Consolidator:
         if not cut:
             return 0  # gone already (a finished run, a trim, or session_clear)
 
-        def rest():  # the valid lines after the cut, copied _SLICE bytes at a time
-            with open(path, "rb") as f:
-                for start, length in _spans_forward(f, cut):
-                    if _record(f, start, length) is not None:
-                        while length > 0:
-                            f.seek(start)
-                            data = f.read(min(_SLICE, length))
-                            if not data:
-                                raise RuntimeError("the conversation changed while it was rewritten")
-                            start += len(data)
-                            length -= len(data)
-                            yield data
-                        yield b"\n"
-
-        space.guarded(lambda: files.write_atomic(path, rest()), "the conversation " + stem, (path,))
+        what = "the conversation " + stem
+        space.guarded(lambda: files.write_atomic(path, _valid_from(path, cut)), what, (path,))
         return index
 
     def _step(self, name):
@@ -256,31 +240,10 @@ class Consolidator:
             self.checkpoint(name)
 
 
-def _open(path):
-    try:
-        return open(path, "rb")
-    except OSError:
-        return None
-
-
-def _sha(f, start, length):
-    """The short sha256 of a line of an open file, read _SLICE bytes at a time."""
-    digest = hashlib.sha256()
-    while length > 0:
-        f.seek(start)
-        data = f.read(min(_SLICE, length))
-        if not data:
-            break
-        digest.update(data)
-        start += len(data)
-        length -= len(data)
-    return binascii.hexlify(digest.digest()[:8]).decode()
-
-
 def _head(f, record):
     """(text pieces, cut) of a valid message line (history_pieces._record) as the summariser is shown it.
-    A line in sessions._line_for's form is decoded _SLICE bytes at a time (each slice cut at a UTF-8 and an
-    escape boundary, read as the JSON string '"' + slice + '"'); any other line is parsed whole."""
+    A line in sessions._line_for's form is decoded session_read._SLICE bytes at a time (each slice cut at a
+    UTF-8 and an escape boundary, read as the JSON string '"' + slice + '"'); any other line is parsed whole."""
     start, length, at, size = record[:4]
     if size < 0:
         return [], False  # blank
@@ -292,47 +255,6 @@ def _head(f, record):
     f.seek(start)
     message = parse_message(f.read(length))
     return summary_call.head((message["content"],)) if message is not None else ([], False)
-
-
-def _decoded(f, pos, size):
-    """The escaped JSON text of `size` bytes at pos, checked by _record, as str pieces of under _SLICE bytes."""
-    while size > 0:
-        f.seek(pos)
-        data = f.read(min(_SLICE, size))
-        if not data:
-            raise ValueError("the line changed")
-        cut = len(data) if len(data) >= size else _cut(data)
-        if not cut:
-            raise ValueError("no boundary")
-        yield jsontext.loads(b'"' + data[:cut] + b'"')
-        pos += cut
-        size -= cut
-
-
-def _cut(data):
-    """Length of the longest prefix of checked escaped text that ends neither inside a UTF-8 character nor
-    inside an escape (a surrogate pair's two escapes are one)."""
-    end = boundary(data)
-    at = data.find(b"\\", 0, end)
-    while at >= 0:
-        size = _escape(data, at)[1]
-        if not size or at + size > end:
-            return at
-        at = data.find(b"\\", at + size, end)
-    return end
-
-
-def _line_ends(path):
-    n = 0
-    try:
-        with open(path, "rb") as f:
-            while True:
-                chunk = f.read(1024)
-                if not chunk:
-                    return n
-                n += chunk.count(b"\n")
-    except OSError:
-        return 0
 
 
 async def after_turn(app, agent, message, session):

@@ -150,40 +150,6 @@ def _lines_backward(f, end):
             yield start, f.read(length)
 
 
-def _spans_forward(f, pos):
-    """Yield (offset, length) of the lines of an open binary file from pos on, as files.iter_lines splits
-    them (an empty line too, not an empty end); seeks before each read, so the caller may read between."""
-    start = pos
-    while True:
-        f.seek(pos)
-        chunk = f.read(_BLOCK)
-        if not chunk:
-            break
-        cut = chunk.find(b"\n")
-        while cut >= 0:
-            yield start, pos + cut - start
-            start = pos + cut + 1
-            cut = chunk.find(b"\n", cut + 1)
-        pos += len(chunk)
-    if pos > start:
-        yield start, pos - start
-
-
-def _copy(f, buf, start, end):
-    """Yield the bytes [start, end) of an open file, then a newline, through buf (nothing when start < 0)."""
-    if start < 0:
-        return
-    view = memoryview(buf)
-    while start < end:
-        f.seek(start)
-        n = f.readinto(view[: min(len(buf), end - start)])
-        if not n:
-            raise RuntimeError("the conversation changed while it was trimmed")
-        start += n
-        yield view[:n]
-    yield b"\n"
-
-
 class Sessions:
     """Append-only chat histories under sessions_dir, one JSONL file per chat."""
 
@@ -220,49 +186,9 @@ class Sessions:
         space.guarded(lambda: files.append_line(path, line), what, (path,))
         total = files.size(path)
         if total > self.max_bytes:  # the trim is guarded apart: a retried append would add the line twice
-            space.guarded(lambda: self._trim(path, files.size(path)), what, (path,))
+            from mimi.storage import session_trim  # here: session_trim imports history_pieces, which imports us
 
-    def _keep_from(self, path, total):
-        """Offset of the first line starting at or after total - max_bytes // 2."""
-        pos = total - self.max_bytes // 2
-        if pos <= 0:
-            return 0
-        with open(path, "rb") as f:
-            f.seek(pos - 1)
-            while True:
-                chunk = f.read(_BLOCK)
-                if not chunk:
-                    break
-                cut = chunk.find(b"\n")
-                if cut >= 0:
-                    return pos + cut
-                pos += len(chunk)
-        return total
-
-    def _trim(self, path, total):
-        """Rewrite the file atomically with its newest valid lines (about max_bytes / 2).
-
-        Lines are found by offset and checked and copied _BLOCK bytes at a time (history_pieces._record:
-        a line in _line_for's form is never read whole; a small heap has no 4 KB hole). Each run of
-        adjacent valid lines is copied as it stands, each kept line ending in a newline."""
-        from mimi.storage.history_pieces import _record
-
-        start = self._keep_from(path, total)
-
-        def kept():
-            with open(path, "rb") as f:
-                buf = bytearray(_BLOCK)
-                run, end = -1, -2  # the valid lines not copied yet: [run, end), their last newline left out
-                for at, length in _spans_forward(f, start):
-                    if _record(f, at, length) is None:
-                        continue
-                    if at != end + 1:
-                        yield from _copy(f, buf, run, end)
-                        run = at
-                    end = at + length
-                yield from _copy(f, buf, run, end)
-
-        files.write_atomic(path, kept())
+            space.guarded(lambda: session_trim.trim(path, files.size(path), self.max_bytes), what, (path,))
 
     def newest(self, channel, chat_id):
         """Yield the chat's valid messages newest first, read from the file's end a block at a time."""
