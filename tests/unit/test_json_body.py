@@ -60,8 +60,8 @@ def _flat(pieces):  # as net/http writes them: a piece with chunks() is written 
 
 
 def test_a_session_line_from_pieces_is_the_line_of_the_joined_text():
-    """A reply saved from its streamed pieces (llm/stream.py Text) gives the bytes of the joined str, cut or not."""
-    from mimi.llm.stream import Text
+    """A reply saved from its streamed pieces (llm/text.py Text) gives the bytes of the joined str, cut or not."""
+    from mimi.llm.text import Text
     from mimi.storage.sessions import _line_for
 
     pieces = ["caf\u00e9 \"q\" ", "", "\n\u2603 \U0001F600 " * 200, "\\ end", " " * 10]

@@ -319,7 +319,7 @@ def test_lines_read_backwards_come_with_their_offsets():
 
 
 def test_append_of_a_reply_in_pieces_writes_the_bytes_of_the_joined_text():
-    from mimi.llm.stream import Text
+    from mimi.llm.text import Text
 
     d = tempdir("sess_pieces")
     try:

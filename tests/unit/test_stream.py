@@ -384,7 +384,7 @@ def test_a_web_fetch_result_is_kept_whole_and_counted():
 
 
 def test_a_long_reply_is_kept_in_small_pieces_and_joined_only_on_demand():
-    from mimi.llm.stream import Text
+    from mimi.llm.text import Text
 
     assembler = MessageAssembler()
     start(assembler)
@@ -402,7 +402,7 @@ def test_a_long_reply_is_kept_in_small_pieces_and_joined_only_on_demand():
 
 
 def test_text_strip_is_str_strip():
-    from mimi.llm.stream import Text
+    from mimi.llm.text import Text
 
     for pieces in ([], [""], [" ", "\n", ""], ["  a"], ["a  "], [" ", " a b ", " "], ["", " x", "", "y ", "\t", ""],
                    ["\n\nHi", " there", "\n"], ["   ", "caf\u00e9", "   "]):
@@ -414,7 +414,7 @@ def test_text_strip_is_str_strip():
 
 def test_a_message_joins_a_reply_in_pieces_only_when_its_content_is_read():
     from mimi.bus.message import Message
-    from mimi.llm.stream import Text
+    from mimi.llm.text import Text
 
     message = Message("cli", "console", Text(["Hello ", "there"]), {"kind": "reply"})
     assert len(message.text) == 11 and "11 chars" in repr(message)

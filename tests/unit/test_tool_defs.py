@@ -9,7 +9,8 @@ from mimi.llm import server_tools
 from mimi.llm.claude import JsonBody
 from mimi.tools import registry
 from mimi.tools.builtin_defs import DEFS
-from mimi.tools.registry import LAZY, LazyTool, Registry
+from mimi.tools.lazy_tool import LazyTool
+from mimi.tools.registry import LAZY, Registry
 
 
 class _App:

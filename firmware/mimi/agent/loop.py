@@ -4,7 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.llm.errors import ClaudeError
-from mimi.llm.stream import Text
+from mimi.llm.text import Text
 from mimi.platform import const
 
 MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer

@@ -15,7 +15,7 @@ class Message:
             raise ValueError("unknown channel: {}".format(channel))
         self.channel = channel
         self.chat_id = str(chat_id)
-        self.text = content  # a str, or a reply's pieces (llm/stream.py Text) until content is read
+        self.text = content  # a str, or a reply's pieces (llm/text.py Text) until content is read
         self.meta = meta  # channel-specific extras (e.g. Telegram user id); never sent to the model
 
     @property

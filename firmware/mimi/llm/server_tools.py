@@ -16,7 +16,7 @@ _LINK_TITLE_MAX = const(40)
 def _name(tool):
     if isinstance(tool, dict):
         return tool.get("name")
-    return tool.name  # a built-in's definition held in flash (tools/registry.py LazyTool)
+    return tool.name  # a built-in's definition held in flash (tools/lazy_tool.py LazyTool)
 
 
 def mode(config):

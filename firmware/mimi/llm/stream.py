@@ -1,6 +1,7 @@
 # Assembles the events of a streamed Claude Messages API reply into content blocks and usage.
 
 from mimi import jsontext
+from mimi.llm.text import Text, TextBlock
 from mimi.platform import const
 
 # Most characters of text one reply may carry (all text blocks together).
@@ -15,10 +16,6 @@ CITATIONS_MAX = const(16)
 SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
 # usage.server_tool_use counters, kept flat in `usage` beside the token counts.
 SERVER_USAGE_KEYS = ("web_search_requests", "web_fetch_requests")
-# A text block's small deltas are joined into one piece once this many of them, or this many characters,
-# have come since the last join: few objects, and no piece (so no allocation) grows with the reply.
-_FOLD = const(24)
-_PIECE_CHARS = const(512)
 
 # The usage counters a reply reports; message_start gives them, message_delta updates them.
 USAGE_KEYS = (
@@ -58,54 +55,6 @@ def _get(obj, key, kind, what):
     if not isinstance(value, kind):
         raise _bad("{} has no valid '{}'".format(what, key))
     return value
-
-
-class Text:
-    """A reply's text as the str pieces it streamed in, joined only where one str is needed (str()): a long
-    reply needs no hole of its size on its way to the session file, the next request and the console."""
-
-    def __init__(self, pieces):
-        self.pieces = pieces
-
-    def __len__(self):
-        n = 0
-        for piece in self.pieces:
-            n += len(piece)
-        return n
-
-    def __iter__(self):
-        return iter(self.pieces)
-
-    def __str__(self):
-        return "".join(self.pieces)
-
-    def strip(self):
-        """str.strip() of the whole, as a Text: only the two end pieces are copied."""
-        pieces = self.pieces
-        start, end = 0, len(pieces)
-        while start < end and (not pieces[start] or pieces[start].isspace()):
-            start += 1
-        while end > start and (not pieces[end - 1] or pieces[end - 1].isspace()):
-            end -= 1
-        out = pieces[start:end]
-        if out:
-            out[0] = out[0].lstrip()
-            out[-1] = out[-1].rstrip()
-        return Text(out)
-
-
-class _TextBlock:
-    def __init__(self):
-        self.pieces = []
-        self.loose = 0  # the newest pieces not yet joined into one...
-        self.loose_size = 0  # ...and their characters
-        self.citations = None  # the list of citations when the API sent any
-
-    def fold(self):
-        """Join the loose pieces into one (at most about _PIECE_CHARS characters, whatever the reply's size)."""
-        if self.loose > 1:
-            self.pieces[-self.loose :] = ["".join(self.pieces[-self.loose :])]
-        self.loose = self.loose_size = 0
 
 
 class _ToolBlock:
@@ -274,7 +223,7 @@ class MessageAssembler:
         block = _get(event, "content_block", dict, "content_block_start")
         kind = block.get("type")
         if kind == "text":
-            opened = _TextBlock()
+            opened = TextBlock()
             text = block.get("text")
             if isinstance(text, str) and text:
                 self._add_text(opened, text)
@@ -308,7 +257,7 @@ class MessageAssembler:
             raise _bad("delta for content block {} which is not open".format(index))
         block = self._open[index]
         delta = _get(event, "delta", dict, "content_block_delta")
-        if delta.get("type") == "citations_delta" and isinstance(block, _TextBlock):
+        if delta.get("type") == "citations_delta" and isinstance(block, TextBlock):
             citation = delta.get("citation")
             if isinstance(citation, dict):
                 if block.citations is None:
@@ -320,7 +269,7 @@ class MessageAssembler:
             return None
         kind = delta.get("type")
         if kind == "text_delta":
-            if not isinstance(block, _TextBlock):
+            if not isinstance(block, TextBlock):
                 raise _bad("text_delta for block {} which is not text".format(index))
             text = _get(delta, "text", str, "text_delta")
             self._add_text(block, text)
@@ -343,18 +292,14 @@ class MessageAssembler:
         if self._text_size > self.text_max:
             message = "the reply is over {} characters".format(self.text_max)
             raise StreamError("reply_too_long", message)
-        block.pieces.append(text)
-        block.loose += 1
-        block.loose_size += len(text)
-        if block.loose >= _FOLD or block.loose_size >= _PIECE_CHARS:
-            block.fold()  # many tiny strings fragment a small heap; one string the size of the reply needs a hole
+        block.add(text)
 
     def _stop(self, event):
         index = self._index(event, "content_block_stop")
         if index not in self._open:
             raise _bad("stop for content block {} which is not open".format(index))
         block = self._open.pop(index)
-        if isinstance(block, _TextBlock):
+        if isinstance(block, TextBlock):
             block.fold()
             self._finished[index] = {"type": "text", "text": Text(block.pieces)}
             if block.citations:

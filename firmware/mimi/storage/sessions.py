@@ -173,7 +173,7 @@ class Sessions:
         if role not in ROLES:
             raise ValueError("role must be 'user' or 'assistant', got {!r}".format(role))
         if not isinstance(content, str):
-            content = getattr(content, "pieces", None)  # a reply's pieces (llm/stream.py Text): never joined
+            content = getattr(content, "pieces", None)  # a reply's pieces (llm/text.py Text): never joined
             if not isinstance(content, list):
                 raise ValueError("message content must be text")
         path = self.path(channel, chat_id)

@@ -3,7 +3,7 @@
 # order: name, module, tier (empty: none), acting (1 or 0) and the definition, tab-separated. A definition is
 # the JSON the request sends, {"name", "description", "input_schema"} encoded as the request's encoder writes
 # it, in the modules' key order (tests/unit/test_tool_defs.py). One bytes constant: on a ROMFS board it stays
-# in flash, and a tool keeps only where its definition starts (registry.LazyTool).
+# in flash, and a tool keeps only where its definition starts (lazy_tool.LazyTool).
 DEFS = (
     b'\nget_current_time\tmimi.tools.clock\t\t0\t'
      b'{"name": "get_current_time", "description": "Get the current date and time in UTC (ISO 8601 and Unix seconds) from the board\'s clock. Convert to the owner\'s timezone yourself (USER.md may say which).", "input_schema": {"type": "object", "properties": {}, "required": []}}'
