@@ -1,5 +1,4 @@
 # Assembles the events of a streamed Claude Messages API reply into content blocks and usage.
-
 from mimi import jsontext
 from mimi.llm.text import Text, TextBlock
 from mimi.platform import const
@@ -16,6 +15,10 @@ CITATIONS_MAX = const(16)
 SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
 # usage.server_tool_use counters, kept flat in `usage` beside the token counts.
 SERVER_USAGE_KEYS = ("web_search_requests", "web_fetch_requests")
+# A text block's small deltas are joined into one piece once this many of them, or this many characters,
+# have come since the last join: few objects, and no piece (so no allocation) grows with the reply.
+_FOLD = const(24)
+_PIECE_CHARS = const(512)
 
 # The usage counters a reply reports; message_start gives them, message_delta updates them.
 USAGE_KEYS = (
@@ -292,7 +295,11 @@ class MessageAssembler:
         if self._text_size > self.text_max:
             message = "the reply is over {} characters".format(self.text_max)
             raise StreamError("reply_too_long", message)
-        block.add(text)
+        block.pieces.append(text)
+        block.loose += 1
+        block.loose_size += len(text)
+        if block.loose >= _FOLD or block.loose_size >= _PIECE_CHARS:
+            block.fold()  # many tiny strings fragment a small heap; one string the size of the reply needs a hole
 
     def _stop(self, event):
         index = self._index(event, "content_block_stop")

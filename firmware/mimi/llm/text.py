@@ -1,11 +1,4 @@
-# A reply's text as the pieces it streamed in: Text, and TextBlock, which folds small deltas together.
-
-from mimi.platform import const
-
-# A text block's small deltas are joined into one piece once this many of them, or this many characters,
-# have come since the last join: few objects, and no piece (so no allocation) grows with the reply.
-_FOLD = const(24)
-_PIECE_CHARS = const(512)
+# A reply's text as the pieces it streamed in (Text), and the block that gathers them while it streams.
 
 
 class Text:
@@ -55,9 +48,3 @@ class TextBlock:
             self.pieces[-self.loose :] = ["".join(self.pieces[-self.loose :])]
         self.loose = self.loose_size = 0
 
-    def add(self, text):
-        self.pieces.append(text)
-        self.loose += 1
-        self.loose_size += len(text)
-        if self.loose >= _FOLD or self.loose_size >= _PIECE_CHARS:
-            self.fold()  # many tiny strings fragment a small heap; one string the size of the reply needs a hole
