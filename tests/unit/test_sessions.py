@@ -128,13 +128,20 @@ def test_history_skips_a_line_longer_than_line_max():
     try:
         s = Sessions(d, max_bytes=10 * 1024 * 1024)
         p = files.join(d, "telegram_7.jsonl")
-        huge = '{"role":"assistant","content":"' + "y" * (LINE_MAX * 3) + '","ts":1}'
-        write(p, '{"role":"user","content":"q1","ts":1}\n' + huge + "\n")
+        def huge(mode):  # a line of three times LINE_MAX, written in pieces (no 48 KB string in a small heap)
+            write(p, '{"role":"assistant","content":"', mode)
+            for _ in range(LINE_MAX * 3 // 1024):
+                write(p, "y" * 1024, "a")
+            write(p, '","ts":1}\n', "a")
+
+        write(p, '{"role":"user","content":"q1","ts":1}\n')
+        huge("a")
         write(p, '{"role":"user","content":"q2","ts":2}\n', "a")
         assert s.history("telegram", 7) == [
             {"role": "user", "content": "q1"}, {"role": "user", "content": "q2"}
         ]
-        write(p, huge + "\n" + '{"role":"user","content":"q3","ts":3}\n')  # huge first line
+        huge("w")  # huge first line
+        write(p, '{"role":"user","content":"q3","ts":3}\n', "a")
         assert s.history("telegram", 7) == [{"role": "user", "content": "q3"}]
     finally:
         remove_tree(d)
