@@ -11,9 +11,17 @@ from mimi.platform import const
 from mimi.utf8 import has_raw_surrogate, valid_text
 
 _ESCAPE_LEN = const(6)  # \uXXXX
+ESCAPE_SLICE = const(1024)  # characters of a long text escaped (and encoded) at a time
 _HIGH_FIRST = const(0xD800)
 _LOW_FIRST = const(0xDC00)
 _LOW_LAST = const(0xDFFF)
+
+
+def escaped(text):
+    """json.dumps(text)[1:-1] as UTF-8 bytes, ESCAPE_SLICE characters at a time: the inside of a JSON
+    string as this runtime writes it, a long text never escaped (or encoded) whole."""
+    for i in range(0, len(text), ESCAPE_SLICE):
+        yield json.dumps(text[i : i + ESCAPE_SLICE])[1:-1].encode()
 
 
 def loads(data):

@@ -3,6 +3,7 @@ import asyncio
 import json
 import os
 
+from mimi import jsontext
 from mimi.llm.errors import ClaudeError, from_response, from_stream_error
 from mimi.llm.sse import SSEParser
 from mimi.llm.stream import MessageAssembler, StreamError
@@ -24,15 +25,13 @@ _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs fo
 _CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
 
 
-_ESCAPE_SLICE = const(1024)  # characters of a long text escaped (and encoded) at a time
 
 
 def _json_value(value):
     """value as JSON bytes pieces, long strings in slices: no large single allocation."""
-    if isinstance(value, str) and len(value) > _ESCAPE_SLICE:
+    if isinstance(value, str) and len(value) > jsontext.ESCAPE_SLICE:
         yield b'"'
-        for i in range(0, len(value), _ESCAPE_SLICE):
-            yield json.dumps(value[i : i + _ESCAPE_SLICE])[1:-1].encode()
+        yield from jsontext.escaped(value)
         yield b'"'
     elif isinstance(value, bytes):  # already JSON (kept encoded, e.g. a built-in tool's definition)
         yield value

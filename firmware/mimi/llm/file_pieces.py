@@ -2,6 +2,7 @@
 import binascii
 import json
 
+from mimi import jsontext
 from mimi.platform import const
 from mimi.storage import files
 
@@ -80,7 +81,7 @@ class TextPieces:
 
     def chunks(self):
         for piece in self.pieces:
-            yield json.dumps(piece)[1:-1].encode()
+            yield from jsontext.escaped(piece)
 
     def text(self):
         """The whole text (for inspection and tests; requests send the pieces)."""

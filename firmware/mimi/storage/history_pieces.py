@@ -8,13 +8,13 @@
 # its text is valid JSON the API takes, with the same meaning; any other line is parsed and escaped again.
 import json
 
+from mimi.jsontext import escaped
 from mimi.platform import const
 from mimi.storage import files
 from mimi.storage.sessions import LINE_MAX, ROLES, _spans_backward, parse_message
 from mimi.utf8 import boundary, strict
 
 _READ_SLICE = const(1024)  # bytes of a message read from flash and written at a time
-_ESCAPE_SLICE = const(1024)  # characters of a long message escaped at a time
 _HEAD = const(31)  # bytes of the longer line opening, _prefix("assistant")
 _TAIL_MAX = const(32)  # bytes after a text's closing quote: ',"ts":N}'
 _HIGH = const(0xD800)
@@ -25,12 +25,6 @@ _SHORT_CODES = b'"\\/\x08\x0c\n\r\t'
 _HEX = b"0123456789abcdefABCDEF"
 _CHANGED = ("the conversation changed on flash while the reply was being prepared "
             "(session_clear or memory_consolidate); please send the message again")
-
-
-def _escaped(content):
-    """json.dumps(content)[1:-1] as UTF-8 slices: the text as this runtime writes it in a request."""
-    for i in range(0, len(content), _ESCAPE_SLICE):
-        yield json.dumps(content[i : i + _ESCAPE_SLICE])[1:-1].encode()
 
 
 def _framing(role):
@@ -163,7 +157,7 @@ def _record(f, start, length):
         return None
     content = message["content"]
     size = 0
-    for piece in _escaped(content):
+    for piece in escaped(content):
         size += len(piece)
     # the API refuses empty turns (agent/loop.py skipped them)
     return (start, length, 0, size if content.strip() else -1, message["role"])
@@ -229,7 +223,7 @@ def _text(f, record):
         message = parse_message(f.read(length))
         if message is None or message["role"] != role:
             raise RuntimeError(_CHANGED)
-        for piece in _escaped(message["content"]):
+        for piece in escaped(message["content"]):
             size -= len(piece)
             yield piece
     elif f.read(at) != _prefix(role):
