@@ -116,7 +116,9 @@ class App:
         return self.heartbeat
 
     async def _heartbeat_trigger(self):
-        await self._made_heartbeat().cmd_trigger()
+        from mimi.agent.heartbeat_beat import trigger
+
+        await trigger(self._made_heartbeat())
 
     def missing(self):
         cfg = self.config

@@ -1,9 +1,12 @@
 # Heartbeat: which HEARTBEAT.md lines count, where the answer goes, and no turn for an empty list.
+import sys
+
 import esp32
 import network
 from support import remove_tree, run, tempdir, write
 
-from mimi.agent.heartbeat import PERIOD_MIN_S, Heartbeat, open_items, owner_target
+from mimi.agent.heartbeat import PERIOD_MIN_S, Heartbeat
+from mimi.agent.heartbeat_beat import open_items, owner_target
 from mimi.bus.message import Bus
 from mimi.channels.commands import Commands
 from mimi.config import Config
@@ -83,6 +86,21 @@ def test_open_items_become_one_stateless_system_turn():
         assert app.heartbeat.silent == 1
         assert run(app.heartbeat.beat()) == 3
     finally:
+        remove_tree(app.top)
+
+
+def test_the_check_is_loaded_only_once_there_is_a_heartbeat_md():
+    saved = sys.modules.pop("mimi.agent.heartbeat_beat")
+    app = _app()
+    try:
+        assert run(app.heartbeat.beat()) == 0  # no HEARTBEAT.md: a period passes with no code loaded
+        assert "mimi.agent.heartbeat_beat" not in sys.modules
+        write(app.heartbeat.path, "# Heartbeat\n\n- [ ] Water the plants\n")
+        assert run(app.heartbeat.beat()) == 1
+        assert "mimi.agent.heartbeat_beat" in sys.modules
+        assert "Water the plants" in app.bus.inbound.get_nowait().content
+    finally:
+        sys.modules["mimi.agent.heartbeat_beat"] = saved
         remove_tree(app.top)
 
 
