@@ -41,8 +41,10 @@ def script(fake):
     return expected
 
 
-def run_conversation(fake, runtime, heap, name):
-    """Boot the firmware, hold the ten turns over the console; (ok, why, requests, seconds)."""
+def run_conversation(fake, runtime, heap, name, host=None):
+    """Boot the firmware, hold the ten turns over the console; (ok, why, requests, seconds). `host` (a dict)
+    gets "bytes", "images" and "names": the laptop side's heap before the firmware started, and of it the
+    ROMFS images and the qstr pools (Firmware.host_heap())."""
     fake.reset()
     expected = script(fake)
     flash = standard_flash(name, sessions=("cli_console",))
@@ -71,6 +73,8 @@ def run_conversation(fake, runtime, heap, name):
                 time.monotonic() - started
         return True, "", requests, time.monotonic() - started
     finally:
+        if host is not None:
+            host["bytes"], host["images"], host["names"] = firmware.host_heap() or (None, None, None)
         firmware.stop()
         fake.brain = None
 
@@ -87,9 +91,12 @@ def smallest_heap(fake, runtime, log):
     tries = []
 
     def attempt(kb):
+        host = {}
         ok, why, _, seconds = run_conversation(fake, runtime, "{}K".format(kb),
-                                               "heap-{}-{}".format(runtime, kb))
-        tries.append({"heap_kb": kb, "ok": ok, "why": why, "seconds": round(seconds, 1)})
+                                               "heap-{}-{}".format(runtime, kb), host)
+        tries.append({"heap_kb": kb, "ok": ok, "why": why, "seconds": round(seconds, 1),
+                      "host_bytes": host.get("bytes"), "image_bytes": host.get("images"),
+                      "names_bytes": host.get("names")})
         log("    {} heapsize={}K: {}".format(runtime, kb, "ok" if ok else "FAILED " + why[:120]))
         return ok
 
@@ -104,7 +111,15 @@ def smallest_heap(fake, runtime, log):
             high = mid
         else:
             low = mid
-    return {"kb": high * HEAP_STEP_KB, "tries": tries}
+    result = {"kb": high * HEAP_STEP_KB, "tries": tries}
+    passed = [t for t in tries if t["ok"] and t["heap_kb"] == result["kb"] and t["host_bytes"]]
+    if passed:  # the laptop side's share of that heap: not on the chip (BENCHMARKS.md "Memory by form")
+        run = passed[-1]
+        host = run["host_bytes"] - run["names_bytes"]  # the qstr pools count as the firmware's
+        result["host_kb"] = round(host / 1024, 1)
+        result["host_image_kb"] = round(run["image_bytes"] / 1024, 1)
+        result["kb_firmware"] = round(result["kb"] - host / 1024, 1)
+    return result
 
 
 def cache_stability(requests):
@@ -124,7 +139,9 @@ def cache_stability(requests):
 def measure_heap(fake, log):
     """The smallest_heap figure: the .mpy bundle, the .py sources and the ROMFS image under MicroPython.
 
-    The ROMFS run's -X heapsize holds the image (read into RAM); kb_without_image subtracts its cost."""
+    The ROMFS run's -X heapsize holds the images (read into RAM); kb_without_image subtracts their cost.
+    kb_firmware subtracts all the laptop side held before the firmware started (host_kb: the images, the
+    stand-ins for the chip's C modules, run.py and its helpers), measured in the same run."""
     fresh_dir("heap")
     heap = {}
     for runtime in ("mpy", "py", "romfs"):

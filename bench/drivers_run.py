@@ -2,7 +2,9 @@
 import json
 import subprocess
 
-from bench.drivers.common import RESULT_MARK
+import re
+
+from bench.drivers.common import HOST_NAMES_MARK, RESULT_MARK
 from bench.setup import ROOT
 
 
@@ -13,6 +15,10 @@ def run_driver(cmd, script, *args, timeout=300):
                           timeout=timeout, errors="replace")
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_MARK):
-            return json.loads(line[len(RESULT_MARK):])
+            result = json.loads(line[len(RESULT_MARK):])
+            names = re.search(HOST_NAMES_MARK + r"\s*\nqstr pool: [^\n]*n_total_bytes=(\d+)", proc.stdout)
+            if names:  # common.mark_host(): the qstr pools the laptop side had made
+                result["host_names"] = int(names.group(1))
+            return result
     raise RuntimeError("{} gave no result (exit {}):\n{}".format(
         script, proc.returncode, (proc.stdout + proc.stderr)[-1500:]))

@@ -1,5 +1,6 @@
 # Shared ground for every figure: runtimes, the bundle, the standard flash, a firmware process.
 import atexit
+import base64
 import json
 import os
 import re
@@ -35,11 +36,13 @@ API_KEY = "sk-ant-api03-bench" + "b" * 40 + "BENCHTAIL"
 KEY_ENV = "MIMI_BENCH_API_KEY"
 TG_TOKEN = "123456789:AAE-bench-telegram-token"
 
-# The standard flash: 4 KB each of SOUL/USER/MEMORY and a 20-message history.
+# The standard flash: 4 KB each of SOUL/USER/MEMORY, a 20-message history and the WiFi saved.
 STANDARD_FILE_BYTES = 4096
 HISTORY_MESSAGES = 20
 HISTORY_USER_CHARS = 120
 HISTORY_ASSISTANT_CHARS = 1024
+BENCH_SSID = "bench-wifi"  # the laptop's radio stand-in joins any network at once
+BENCH_WS_TOKEN = "bench-gateway-token-0123"
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 
@@ -164,6 +167,10 @@ def standard_history(messages=HISTORY_MESSAGES):
     return lines
 
 
+def _blob(text):
+    return ["blob", base64.b64encode(text.encode()).decode()]  # a string setting in nvs.json (esp32 stand-in)
+
+
 def standard_flash(name, sessions=()):
     """A flash with the standard SOUL/USER/MEMORY and the standard history in each of
     `sessions` (file stems like "cli_console"); returns the flash folder."""
@@ -176,6 +183,9 @@ def standard_flash(name, sessions=()):
         with open(path, "w") as f:
             f.write(_filler(title, STANDARD_FILE_BYTES))
     os.makedirs(os.path.join(data, "sessions"), exist_ok=True)
+    with open(os.path.join(flash, "nvs.json"), "w") as f:  # a board set up and booted before: its WiFi
+        json.dump({"wifi_config": {"ssid": _blob(BENCH_SSID)},  # saved, its web chat token made
+                   "gw_config": {"ws_token": _blob(BENCH_WS_TOKEN)}}, f)
     for stem in sessions:
         with open(os.path.join(data, "sessions", stem + ".jsonl"), "w") as f:
             f.write("\n".join(standard_history()) + "\n")
@@ -193,6 +203,7 @@ class Firmware:
                           "--api-key-env", KEY_ENV] + [str(a) for a in args]
         env = dict(os.environ)
         env[KEY_ENV] = API_KEY
+        env["MIMI_SIM_HOST_HEAP"] = "1"  # MicroPython: the laptop side's heap printed at boot (host_heap())
         self.started = time.time()
         self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
@@ -264,6 +275,14 @@ class Firmware:
         self.send(line)
         self.expect(r"mimi> ", timeout)
         return self.output[start:self.pos]
+
+    def host_heap(self):
+        """The laptop side's heap before the firmware first started, from run.py's "host heap:" line and
+        the qstr_info() line after it (MicroPython only): (bytes, of which the ROMFS images, of which the
+        qstr pools), or None. The firmware's names go on in those pools: their bytes count as the firmware's."""
+        match = re.search(r"host heap: (\d+) bytes, of which (\d+) the ROMFS images\s*\n"
+                          r"qstr pool: [^\n]*n_total_bytes=(\d+)", self.output)
+        return tuple(int(group) for group in match.groups()) if match else None
 
     def ready(self, timeout=60):
         self.expect(r"ready: network up|no network yet", timeout)

@@ -13,6 +13,8 @@
 #          place from their own ROMFS image, as the chip's C modules do from flash; host_sim/standins_rom.py)
 #   A reset re-imports the firmware's modules; an unfed machine.WDT resets it (machine.wdt_watch).
 #   MIMI_SIM_WIFI=FILE simulates the radio (standins/network.py), MIMI_SIM_NTP_FAILS=N failing NTP.
+#   MIMI_SIM_HOST_HEAP=1 (MicroPython): prints, before the firmware first starts, the heap the laptop side holds
+#   (this runner, the stand-ins, the ROMFS images); the bench subtracts it (BENCHMARKS.md "Memory by form").
 import os
 import sys
 
@@ -103,9 +105,7 @@ def _close_sockets():
 
 def _forget_firmware():
     # A reset loads every firmware module again; the stand-ins (the hardware) stay.
-    import asyncio
-
-    core = getattr(asyncio, "core", None)
+    core = getattr(sys.modules.get("asyncio"), "core", None)  # not imported before the first boot
     if hasattr(core, "cur_task"):  # MicroPython keeps the task that reset, and with it the old firmware
         core.cur_task = None
     for name in list(sys.modules):
@@ -114,6 +114,31 @@ def _forget_firmware():
     import gc
 
     gc.collect()  # now, from a shallow stack: stale pointers deep in it would keep the old firmware
+
+
+STANDINS = ("machine", "network", "esp32", "ntptime")  # the chip's C modules (esp32_ota comes with esp32)
+HOST_HEAP_MARK = "host heap: "
+
+
+def _report_host_heap():
+    # What the laptop side holds before the firmware's first import: none of it is on the chip (the runner is
+    # boot.py and main.py there, the stand-ins are C modules, the images mapped flash). The stand-ins the
+    # firmware imports later are imported now, so all of them are counted here and none in the firmware.
+    if not os.getenv("MIMI_SIM_HOST_HEAP") or sys.implementation.name != "micropython":
+        return
+    import gc
+
+    for name in STANDINS:
+        __import__(name)
+    images = 0
+    for name in ("romfs_host", "standins_rom"):
+        for buf in getattr(sys.modules.get(name), "_buffers", ()):
+            images += len(buf)
+    gc.collect()
+    print("{}{} bytes, of which {} the ROMFS images".format(HOST_HEAP_MARK, gc.mem_alloc(), images))
+    import micropython
+
+    micropython.qstr_info()  # "qstr pool: ... n_total_bytes=N": the firmware's names join these pools
 
 
 async def _with_watchdog(firmware_main):
@@ -167,8 +192,6 @@ def main():
     if hasattr(sys.stdout, "reconfigure"):  # CPython: flush each line, also into a pipe
         sys.stdout.reconfigure(line_buffering=True)
 
-    import asyncio
-
     import esp32
     import machine
 
@@ -197,13 +220,19 @@ def main():
         if token:
             overrides.append(("tg_config", "bot_token", token))
 
+    first_boot = True
     while True:
         esp32.set_flash_dir(flash)  # a reset drops NVS changes that were never committed
         _forget_firmware()  # a reset runs the modules on flash afresh (ota_bundle may replace them)
         in_rom = romfs.boot(stored, mountable) if romfs else False
+        if first_boot:
+            _report_host_heap()
+            first_boot = False
         from mimi.health import crashes  #
 
         def start():  # as firmware/main.py on the board: inside the crash guard
+            import asyncio  # the firmware's (the chip's is frozen in): imported after the host's heap was told
+
             from mimi import app
 
             if opts["health"]:
@@ -222,6 +251,8 @@ def main():
         except machine.ResetRequested:
             print("--- reset ---")
             _close_sockets()
+            import asyncio
+
             asyncio.new_event_loop().close()  # MicroPython: drops every task of the previous boot
             continue
         except KeyboardInterrupt:

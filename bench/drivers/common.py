@@ -12,6 +12,11 @@ IMAGE_COST = [0]  # heap bytes the ROMFS image itself takes (read into RAM here;
 # classes): reported beside the figures, which still count them. On the chip these are C modules in flash.
 STANDINS = ("machine", "network", "esp32", "esp32_ota", "ntptime")
 STANDINS_COST = [0]
+# Heap the laptop side holds before the firmware's first import (mark_host): the images, the stand-ins, this
+# driver and its helpers; none of it is on the chip. Its qstr pools are printed after HOST_NAMES_MARK for the
+# CPython side (drivers_run.py): the firmware's names go on in those pools, so their bytes count as its own.
+HOST_COST = [0]
+HOST_NAMES_MARK = "BENCH_HOST_NAMES"
 
 
 def import_standins():
@@ -64,6 +69,20 @@ def use_firmware(lib):
                 sys.path.append(venv_lib + "/" + name + "/site-packages")  # microdot
     except OSError:
         pass
+
+
+def mark_host():
+    """Call after use_firmware() and before the firmware's first import (asyncio included: the chip's is
+    frozen into the firmware, and the firmware imports it)."""
+    import gc
+
+    gc.collect()
+    HOST_COST[0] = gc.mem_alloc()
+    if sys.implementation.name == "micropython":
+        import micropython
+
+        print(HOST_NAMES_MARK)
+        micropython.qstr_info()  # "qstr pool: ... n_total_bytes=N"
 
 
 try:

@@ -7,6 +7,7 @@ import common  # noqa: E402
 
 LIB, FLASH, API, KEY, PORT = sys.argv[1:6]
 common.use_firmware(LIB)
+common.mark_host()
 
 import asyncio  # noqa: E402
 import gc  # noqa: E402
@@ -40,7 +41,7 @@ async def main(app):
     warm_ok = await one_turn(app, "warm up")  # lazy imports, first connection, first trim...
     await asyncio.sleep(SETTLE_S)
     gc.collect()
-    idle = gc.mem_alloc() - common.IMAGE_COST[0]  # the ROMFS image (mapped flash on the chip) not counted
+    idle = gc.mem_alloc() - common.IMAGE_COST[0]  # the ROMFS images (mapped flash on the chip) not counted
     free = gc.mem_free()
     sampler = common.Sampler()
     task = asyncio.create_task(sampler.run())
@@ -51,6 +52,7 @@ async def main(app):
     peak = sampler.peak - common.IMAGE_COST[0]
     common.report({"idle": idle, "heap": idle + free, "peak": peak, "image": common.IMAGE_COST[0],
                    "above_idle": peak - idle, "samples": sampler.samples, "standins": common.STANDINS_COST[0],
+                   "host": common.HOST_COST[0],
                    "ok": ok and warm_ok, "turns": app.agent.turns})
 
 

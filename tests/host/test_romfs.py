@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.host import test_toolchain as toolchain
-from tests.runtimes import MICROPYTHON
+from tests.runtimes import MICROPYTHON, MICROPYTHON_ROMFS
 
 ROOT = toolchain.ROOT
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -151,3 +151,51 @@ def test_standins_image_runs_the_chips_builtin_modules_in_place(tmp_path):
                                    "/rom_standins/esp32.mpy", "0"]
     os.utime(image, (0, 0))  # older than the sources: built again
     assert os.path.getmtime(standins_rom.build(image, ROOT)) > 0
+
+
+def _boot_lines(env, flash, image, standins, until="MimiClaw-Py"):
+    """run.py --romfs under MicroPython until `until` shows, then stopped; its output lines."""
+    import time
+
+    cmd = MICROPYTHON_ROMFS + ["host_sim/run.py", "--flash", str(flash), "--romfs", image, "--standins-rom", standins]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines, deadline = [], time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+            if until in line:
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    return lines
+
+
+def test_run_py_tells_the_laptop_sides_heap_when_asked(tmp_path, image):
+    """MIMI_SIM_HOST_HEAP=1: before the firmware first starts, run.py prints the heap the laptop side holds
+    (the images, the stand-ins, itself) and the qstr pools after it; the bench subtracts it. Not by default."""
+    sys.path.insert(0, os.path.join(ROOT, "host_sim"))
+    import standins_rom
+
+    standins = standins_rom.build(str(tmp_path / "standins.img"), ROOT)
+    partition = str(tmp_path / "romfs.bin")
+    with open(partition, "wb") as f:
+        f.write(image["data"])
+    env = dict(os.environ, MIMI_SIM_HOST_HEAP="1")
+    lines = _boot_lines(env, tmp_path / "flash", partition, standins)
+    told = [i for i, line in enumerate(lines) if line.startswith("host heap: ")]
+    assert len(told) == 1, lines
+    words = lines[told[0]].split()
+    held, images = int(words[2]), int(words[6])
+    blocks = lambda path: (os.path.getsize(path) + 4095) // 4096 * 4096  # noqa: E731  (read into whole blocks)
+    assert images == blocks(image["path"]) + blocks(standins)
+    assert held > images  # the stand-ins and the runner besides
+    assert lines[told[0] + 1].startswith("qstr pool: ") and "n_total_bytes=" in lines[told[0] + 1]
+    assert any(line.startswith("MimiClaw-Py") for line in lines[told[0]:])  # then the firmware starts
+    quiet = _boot_lines(dict(os.environ), tmp_path / "flash2", partition, standins)
+    assert any(line.startswith("MimiClaw-Py") for line in quiet)
+    assert not [line for line in quiet if line.startswith("host heap: ")]
