@@ -1,9 +1,10 @@
 # Full flash policy: what is removed and in which order, what is never removed, what the owner hears.
 import os
+import sys
 
 from support import raises, read, remove_tree, tempdir, write
 
-from mimi.storage import files, space
+from mimi.storage import files, space, space_free
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
@@ -37,8 +38,9 @@ def _device():
     files.makedirs(audit)
     told = []
     policy = space.Space(flash, audit, told.append, lambda: TODAY)
-    policy.free_bytes = lambda: None  # unknown, as on a file system without statvfs
-    policy.target = 1  # one file frees enough (the real LittleFS test uses the real target)
+    policy.cleanup = space_free.Cleanup(policy)  # made here to set its figures (else at the first full flash)
+    policy.cleanup.free_bytes = lambda: None  # unknown, as on a file system without statvfs
+    policy.cleanup.target = 1  # one file frees enough (the real LittleFS test uses the real target)
     return root, flash, policy, told
 
 
@@ -81,12 +83,12 @@ def test_policy_order_is_conversations_then_daily_notes_then_audit_days_never_to
             write(flash.daily_path(day), "note of " + day + "\n")
         for day in ("2026-03-02", TODAY):
             write(root + "/data/audit/" + day + ".jsonl", "{}\n")
-        order = [(kind, path.rsplit("/", 1)[1]) for kind, path in policy.candidates()]
+        order = [(kind, path.rsplit("/", 1)[1]) for kind, path in policy.cleanup.candidates()]
         assert order == [("tmp", "telegram_9.jsonl.tmp"), ("session", "telegram_9.jsonl"),
                          ("daily", "2026-02-27.md"), ("daily", "2026-03-01.md"), ("audit", "2026-03-02.jsonl")]
         # Everything that may go is needed: all of it goes, today's files and the owner's files stay.
         write_it = FlashFull([root + "/data/audit/2026-03-02.jsonl"])
-        policy.target = 1 << 30  # more than there is: every candidate goes
+        policy.cleanup.target = 1 << 30  # more than there is: every candidate goes
         policy.guarded(write_it, "the note of " + TODAY, (flash.daily_path(TODAY),))
         assert files.listdir(flash.daily_dir) == [TODAY + ".md"]
         assert files.listdir(root + "/data/audit") == [TODAY + ".jsonl"]
@@ -121,7 +123,7 @@ def test_a_new_episode_after_the_flash_recovered_is_told_again_but_not_within_on
     try:
         for i in range(4):
             _session(flash, "telegram_{}".format(i), 100 + i)
-        policy.target = 1 << 30
+        policy.cleanup.target = 1 << 30
         # A clean-up that cannot reach its target: the episode goes on, later clean-ups are quiet.
         policy.guarded(FlashFull([flash.sessions_dir + "/telegram_0.jsonl"]), "a")
         assert told == ["flash full: removed 4 old conversations to make room (MEMORY.md, SOUL.md, USER.md "
@@ -130,7 +132,7 @@ def test_a_new_episode_after_the_flash_recovered_is_told_again_but_not_within_on
         policy.guarded(FlashFull([flash.sessions_dir + "/telegram_5.jsonl"]), "b")
         assert len(told) == 1
         # This clean-up leaves room again: the episode ends (quietly, the owner knows of it) ...
-        policy.target = 1
+        policy.cleanup.target = 1
         _session(flash, "telegram_6", 600)
         policy.guarded(FlashFull([flash.sessions_dir + "/telegram_6.jsonl"]), "c")
         assert len(told) == 1
@@ -156,6 +158,31 @@ def test_other_errors_are_not_a_full_flash_and_are_not_retried():
         assert calls == [1] and told == [] and files.exists(flash.sessions_dir + "/telegram_1.jsonl")
         assert space.is_full(OSError(28)) and not space.is_full(ValueError(28)) and not space.is_full(OSError(2))
     finally:
+        remove_tree(root)
+
+
+def test_the_clean_up_is_loaded_only_at_the_first_full_flash_and_then_frees_room():
+    saved = sys.modules.pop("mimi.storage.space_free", None)
+    root = tempdir("space")
+    told = []
+    try:
+        flash = Flash(root + "/data")
+        flash.seed()
+        space.current = space.Space(flash, None, told.append, lambda: TODAY)
+        Memory(flash).append("likes green tea", TODAY)  # normal writes: through the guard, no clean-up code
+        Sessions(flash.sessions_dir).append("telegram", "1", "user", "hi", 1000)
+        assert "mimi.storage.space_free" not in sys.modules and space.current.cleanup is None
+        write_it = FlashFull([flash.sessions_dir + "/telegram_1.jsonl"])
+        assert space.guarded(write_it, "the conversation cli_console") == "written"
+        assert "mimi.storage.space_free" in sys.modules and write_it.calls == 2
+        assert files.listdir(flash.sessions_dir) == []
+        assert told == ["flash full: removed 1 old conversation to make room (MEMORY.md, SOUL.md, "
+                        "USER.md and the settings are never removed)"]
+        _kept_intact(flash)
+    finally:
+        space.current = None
+        if saved is not None:
+            sys.modules["mimi.storage.space_free"] = saved
         remove_tree(root)
 
 
