@@ -73,6 +73,17 @@ def collect():
     gc.collect()
 
 
+def unload(name):
+    """Forget an imported module (sys.modules and its package's attribute), so its heap is freed once nothing
+    else holds it and its next import loads it afresh: a rare job's code is not kept between runs on a chip
+    with a small heap."""
+    module = sys.modules.pop(name, None)
+    parent, _, child = name.rpartition(".")
+    package = sys.modules.get(parent)
+    if module is not None and package is not None and getattr(package, child, None) is module:
+        delattr(package, child)
+
+
 def reset():
     """Reboot the chip (on the laptop: restart the firmware process's main)."""
     machine.reset()

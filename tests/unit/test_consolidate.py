@@ -104,7 +104,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
         assert claude.calls[0]["tools"] is None and agent.spent  # counted by the budget
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
-        assert not files.exists(consolidate.of(app).journal_path("telegram_42"))
+        assert not files.exists(app.sessions.journal_path("telegram_42"))
         assert not consolidate.of(app).due("telegram", "42")
         assert "nothing to consolidate" in _consolidate(app, agent)
         assert len(claude.calls) == 1
@@ -165,7 +165,7 @@ def test_a_power_cut_after_each_step_loses_nothing_and_never_duplicates():
             kept = _contents(app)
             assert kept == every[14:], (step, kept)
             assert len(claude.calls) == 1, step  # the journal kept the summary: no second call
-            assert not files.exists(consolidate.of(app).journal_path("telegram_42")), step
+            assert not files.exists(app.sessions.journal_path("telegram_42")), step
         finally:
             remove_tree(app.top)
 
@@ -358,5 +358,116 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
             for line in f:
                 kept[1].update(line)
         assert kept[0].digest() == kept[1].digest()
+    finally:
+        remove_tree(app.top)
+
+
+_LOADED = ("mimi.agent.consolidate", "mimi.agent.summary_call")
+
+
+def _loaded():
+    import sys
+
+    import mimi.agent
+
+    return [name for name in _LOADED if name in sys.modules or hasattr(mimi.agent, name.rpartition(".")[2])]
+
+
+def _booted(claude):
+    """An app whose agent has the after-turn hook a boot adds (registry.AFTER_TURN), consolidation not loaded."""
+    from mimi.channels.commands import Commands
+    from mimi.tools.registry import Registry
+
+    app = _app("hook")
+    app.agent = FakeAgent(claude)
+    app.agent.after_turn = []
+    app.console = Holder()
+    app.console.commands = Commands(app, app.console)
+    Registry(app).load_builtins(["mimi.tools.memory_tools"])
+    for name in _LOADED:
+        platform.unload(name)
+    assert not _loaded()
+    return app
+
+
+def _turn(app, chat="42"):
+    session = ("telegram", chat)
+    run(app.agent.after_turn[0](app.agent, Message("telegram", chat, "hi", {"role": "owner"}), session))
+
+
+def test_a_turn_on_a_short_session_leaves_consolidation_unloaded():
+    app = _booted(FakeClaude())
+    try:
+        _fill(app, 10)  # 20 messages: at the cap, not over it
+        _turn(app)
+        assert not _loaded() and not hasattr(app, "consolidator")  # never imported: no consolidator made
+        assert app.agent.claude.calls == [] and len(_contents(app)) == 20
+        assert not app.sessions.may_consolidate("telegram", "42")
+        _fill(app, 1)
+        assert app.sessions.may_consolidate("telegram", "42")
+        assert not app.sessions.may_consolidate("system", "42")  # cron and heartbeat chats never are
+        files.write_atomic(app.sessions.journal_path("telegram_7"), "{}")
+        assert app.sessions.may_consolidate("telegram", "7")  # a summary waiting to be applied
+    finally:
+        remove_tree(app.top)
+
+
+def test_consolidation_is_unloaded_after_its_run_and_loaded_again_for_the_next():
+    claude = FakeClaude()
+    app = _booted(claude)
+    try:
+        _fill(app, 11)
+        _turn(app)
+        assert len(claude.calls) == 1 and len(_contents(app)) == 10
+        assert app.memory.read_daily(platform.utc_date()).count(SUMMARY) == 1
+        assert not _loaded() and app.consolidator is None  # nothing of it left on the heap
+        _fill(app, 6)
+        claude.reply = "SUMMARY: Then the user asked twelve more questions."
+        _turn(app)  # a later one imports it again and works the same
+        assert len(claude.calls) == 2 and len(_contents(app)) == 10
+        assert "twelve more questions" in app.memory.read_daily(platform.utc_date())
+        assert not _loaded() and app.consolidator is None
+    finally:
+        remove_tree(app.top)
+
+
+class SlowClaude(FakeClaude):
+    """Answers only once `go` is set: a summary call still under way."""
+
+    def __init__(self):
+        import asyncio
+
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def stream(self, *args, **kwargs):
+        await self.go.wait()
+        return await super().stream(*args, **kwargs)
+
+
+def test_a_run_ending_while_another_chat_consolidates_unloads_nothing():
+    import asyncio
+
+    claude = SlowClaude()
+    app = _booted(claude)
+    try:
+        _fill(app, 11)
+        _fill(app, 3, "43")
+
+        async def both():
+            slow = asyncio.create_task(app.agent.after_turn[0](
+                app.agent, Message("telegram", "42", "hi", {"role": "owner"}), ("telegram", "42")))
+            while not app.__dict__.get("consolidator") or not app.consolidator.busy:
+                await asyncio.sleep(0)
+            from mimi.agent import consolidate as loaded  # as the memory_consolidate command does
+
+            assert "nothing to consolidate" in await loaded.by_hand(app, "43")
+            assert _loaded() == list(_LOADED) and app.consolidator.busy == ["telegram_42"]
+            claude.go.set()
+            await slow
+
+        run(both())
+        assert len(claude.calls) == 1 and len(_contents(app)) == 10
+        assert not _loaded() and app.consolidator is None
     finally:
         remove_tree(app.top)

@@ -193,18 +193,21 @@ def test_the_lazy_console_commands_are_the_modules_own():  # else: python tools/
 
 
 def test_the_memory_hook_is_added_at_boot_and_memory_tools_imported_only_when_used():
-    saved = {name: sys.modules.pop(name) for name in ("mimi.tools.memory_tools", "mimi.tools.web")
-             if name in sys.modules}
+    from mimi.storage.sessions import Sessions
+
+    lazy = ("mimi.tools.memory_tools", "mimi.tools.web", "mimi.agent.consolidate")
+    saved = {name: sys.modules.pop(name) for name in lazy if name in sys.modules}
     try:
         app = _Recorder()
         app.agent = _App()
         app.agent.after_turn = []
+        app.sessions = Sessions("no_such_dir")
         tools = Registry(app)
         tools.load_builtins(["mimi.tools.memory_tools", "mimi.tools.web"])
         assert sorted(app.table) == ["memory_consolidate", "set_search", "set_search_key"]
         assert len(app.agent.after_turn) == 1
         run(app.agent.after_turn[0](None, None, ("system", "cron")))  # consolidate skips system turns
-        assert "mimi.tools.memory_tools" not in sys.modules and "mimi.tools.web" not in sys.modules
+        assert not [name for name in lazy if name in sys.modules]
         assert tools.code("mimi.tools.memory_tools", "recall").name == "recall"
         assert len(app.agent.after_turn) == 1  # its setup adds no second hook
         assert sys.modules["mimi.tools.memory_tools"]._app[0] is app

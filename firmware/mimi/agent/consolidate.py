@@ -3,6 +3,9 @@
 # Crash-safe by a journal: the summary is kept on flash (sessions/<stem>.summary) before anything else is
 # written, every later step checks whether it already happened, and the journal goes last. A power cut
 # before the journal costs one more Claude call; after it, the next run finishes the same summary.
+#
+# Rare, so loaded only for a run: sessions.may_consolidate tells after each turn whether one may be due, and
+# this module and summary_call are forgotten again when no run is left (_forget).
 import json
 
 from mimi import jsontext, platform
@@ -10,21 +13,15 @@ from mimi.agent import summary_call
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.storage.history_pieces import _record
-from mimi.storage.session_read import _decoded, _line_ends, _open, _sha, _spans_forward, _valid_from
-from mimi.storage.sessions import HISTORY_LIMIT, SUFFIX, decode_id, parse_message
+from mimi.storage.session_read import _decoded, _open, _sha, _spans_forward, _valid_from
+from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, SUFFIX, decode_id, parse_message
 
-CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: the oldest are summarised
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
-JOURNAL_SUFFIX = ".summary"
 JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 _SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
-
-
-def stem_of(channel, chat_id, sessions):
-    return sessions.file_name(channel, chat_id)[: -len(SUFFIX)]
 
 
 class Consolidator:
@@ -39,9 +36,6 @@ class Consolidator:
     # -- what the session holds --
     def _path(self, stem):
         return files.join(self.app.sessions.dir, stem + SUFFIX)
-
-    def journal_path(self, stem):
-        return files.join(self.app.sessions.dir, stem + JOURNAL_SUFFIX)
 
     def count(self, stem):
         n = 0
@@ -78,16 +72,14 @@ class Consolidator:
 
     # -- the run --
     def due(self, channel, chat_id):
-        stem = stem_of(channel, chat_id, self.app.sessions)
-        if files.exists(self.journal_path(stem)):
-            return True
-        # After every turn: count line ends first (no JSON parsed); only a long file is counted exactly.
-        return _line_ends(self._path(stem)) > CONSOLIDATE_AT and self.count(stem) > CONSOLIDATE_AT
+        """Exactly, once sessions.may_consolidate has found a journal or a long file: every line is parsed."""
+        stem = self.app.sessions.stem(channel, chat_id)
+        return files.exists(self.app.sessions.journal_path(stem)) or self.count(stem) > CONSOLIDATE_AT
 
     async def run(self, agent, message, channel, chat_id, force=False, role=None):
         """Consolidate one session when due (always when force); returns a line saying what happened."""
         sessions = self.app.sessions
-        stem = stem_of(channel, chat_id, sessions)
+        stem = sessions.stem(channel, chat_id)
         if stem in self.busy:
             return "{}: already being consolidated".format(stem)
         self.busy.append(stem)
@@ -148,13 +140,13 @@ class Consolidator:
             return "Claude sent no summary; the turns stay"
         journal = {"v": 1, "date": date, "at": platform.utc_stamp()[11:16], "n": n, "last": last,
                    "summary": summary, "facts": facts if facts_ok else []}
-        path = self.journal_path(stem)
+        path = self.app.sessions.journal_path(stem)
         space.guarded(lambda: files.write_atomic(path, json.dumps(journal)), "a conversation summary", (path,))
         self._step("journal")
         return journal
 
     def _read_journal(self, stem):
-        path = self.journal_path(stem)
+        path = self.app.sessions.journal_path(stem)
         files.remove_stale_tmp(path)
         text = files.read_text(path, JOURNAL_MAX)
         if text is None:
@@ -177,14 +169,14 @@ class Consolidator:
             try:
                 memory.append_daily(line, date)
             except ValueError as exc:  # the note filled up meanwhile: keep the turns, drop the journal
-                files.remove(self.journal_path(stem))
+                files.remove(self.app.sessions.journal_path(stem))
                 return "{}: {}; the turns stay".format(stem, exc)
         self._step("note")
         kept_facts = await self._remember(journal.get("facts") or (), channel, chat_id, role)
         self._step("memory")
         dropped = self._drop(stem, journal["n"], journal["last"])
         self._step("session")
-        files.remove(self.journal_path(stem))
+        files.remove(self.app.sessions.journal_path(stem))
         self.done += 1
         said = "{}: {} older messages summarised into memory/daily/{}.md".format(stem, dropped, date)
         if not dropped:
@@ -258,7 +250,8 @@ def _head(f, record):
 
 
 async def after_turn(app, agent, message, session):
-    """The agent's hook after a saved turn: consolidate the session when it has reached its cap."""
+    """The agent's hook after a saved turn (once sessions.may_consolidate said it may be due): consolidate the
+    session when it has reached its cap."""
     if not session or session[0] == "system":
         return
     consolidator = of(app)
@@ -273,6 +266,8 @@ async def after_turn(app, agent, message, session):
     except Exception as exc:  # consolidation must never cost the user anything
         print("consolidate: failed: {}".format(exc))
         platform.print_exception(exc)
+    finally:
+        _forget(app)
 
 
 def of(app):
@@ -280,6 +275,17 @@ def of(app):
     if consolidator is None:
         consolidator = app.consolidator = Consolidator(app)
     return consolidator
+
+
+def _forget(app):
+    """After a run, unless another is under way (two chats may consolidate at once): the consolidator, this
+    module and summary_call are let go, their heap freed; the next run imports them again."""
+    consolidator = getattr(app, "consolidator", None)
+    if consolidator is not None and consolidator.busy:
+        return
+    app.consolidator = None
+    platform.unload(summary_call.__name__)
+    platform.unload(__name__)
 
 
 def _role_of_chat(app, channel, chat_id):
@@ -312,3 +318,5 @@ async def by_hand(app, name):
     except Exception as exc:
         platform.print_exception(exc)
         return "{}: consolidation failed: {}".format(chosen[0], exc)
+    finally:
+        _forget(app)

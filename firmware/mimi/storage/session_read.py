@@ -94,15 +94,3 @@ def _cut(data):
         at = data.find(b"\\", at + size, end)
     return end
 
-
-def _line_ends(path):
-    n = 0
-    try:
-        with open(path, "rb") as f:
-            while True:
-                chunk = f.read(1024)
-                if not chunk:
-                    return n
-                n += chunk.count(b"\n")
-    except OSError:
-        return 0

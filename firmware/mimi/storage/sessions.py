@@ -7,9 +7,11 @@ from mimi.storage import files, space
 
 SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
 HISTORY_LIMIT = const(20)  # messages handed to the model by default
+CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: agent/consolidate.py summarises the oldest
 CHAT_ID_MAX = const(64)  # characters in a chat id
 LINE_MAX = const(16 * 1024)  # longer lines are cut when written and skipped when read
 SUFFIX = ".jsonl"
+JOURNAL_SUFFIX = ".summary"  # <stem>.summary: a consolidation's summary, kept until it is applied
 ROLES = ("user", "assistant")
 _BLOCK = const(1024)  # bytes read per step when scanning a file backwards
 _COUNT_MAX_BYTES = const(256 * 1024)  # list() counts lines only in files up to this size
@@ -164,6 +166,24 @@ class Sessions:
 
     def path(self, channel, chat_id):
         return files.join(self.dir, self.file_name(channel, chat_id))
+
+    def stem(self, channel, chat_id):
+        return self.file_name(channel, chat_id)[: -len(SUFFIX)]
+
+    def journal_path(self, stem):
+        return files.join(self.dir, stem + JOURNAL_SUFFIX)
+
+    def may_consolidate(self, channel, chat_id):
+        """Whether agent/consolidate.py may have work for a chat, told after every turn without importing it:
+        a journal waits, or the file has more lines than CONSOLIDATE_AT (its due() then counts messages).
+        Cron and heartbeat turns (channel "system") are never consolidated."""
+        if channel == "system":
+            return False
+        stem = self.stem(channel, chat_id)
+        if files.exists(self.journal_path(stem)):
+            return True
+        path = files.join(self.dir, stem + SUFFIX)
+        return files.size(path) > 0 and _count_lines(path) > CONSOLIDATE_AT
 
     def exists(self, channel, chat_id):
         return files.exists(self.path(channel, chat_id))

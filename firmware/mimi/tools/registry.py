@@ -6,6 +6,7 @@ import sys
 
 from mimi import platform
 from mimi.platform import const
+from mimi.storage.sessions import Sessions
 from mimi.tools.lazy_tool import LazyTool, add_lazy
 
 TOOL_TIMEOUT_S = const(30)
@@ -33,9 +34,11 @@ LAZY = BUILTINS
 # and set up at a command's first use (add_commands).
 LAZY_COMMANDS = ("mimi.tools.memory_tools", "mimi.tools.gpio", "mimi.tools.web", "mimi.watch.commands")
 # Built-ins' after-turn hooks, added at boot whether the built-in is lazy or not: (built-in, the module whose
-# after_turn(app, agent, message, session) runs after each saved turn, imported then). memory_tools: memory
-# that consolidates itself (agent/consolidate.py); memory_tools' own code waits for its tools or command.
-AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate"),)
+# after_turn(app, agent, message, session) runs after a saved turn, gate(app.sessions, channel, chat_id)):
+# the module is imported only when its gate says it may have work. memory_tools: memory that consolidates
+# itself (agent/consolidate.py), rare, told by the session file's line count; memory_tools' own code waits
+# for its tools or command.
+AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate", Sessions.may_consolidate),)
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
 current = {}
@@ -148,16 +151,16 @@ class Registry:
                         self.add_commands(name)
                 else:
                     self._add_module(__import__(name, None, None, ["_"]), "built-in")
-                for owner, hook_module in AFTER_TURN:
+                for owner, hook_module, gate in AFTER_TURN:
                     if owner == name:
-                        self._add_after_turn(hook_module)
+                        self._add_after_turn(hook_module, gate)
             except Exception as exc:  # one broken built-in must not take the others down
                 self._warn("tools: built-in {} failed to load: {}".format(name, exc))
 
-    def _add_after_turn(self, module_name):
+    def _add_after_turn(self, module_name, gate):
         hooks = getattr(getattr(self.app, "agent", None), "after_turn", None)
         if hooks is not None:  # no agent (tests, tools/tool_defs.py): no hook, as before
-            hooks.append(_after_turn(self.app, module_name))
+            hooks.append(_after_turn(self.app, module_name, gate))
 
     def module(self, module_name):
         """A lazy module, imported and set up (once) at its first need."""
@@ -280,9 +283,10 @@ def _definition(tool):
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 
 
-def _after_turn(app, module_name):
+def _after_turn(app, module_name, gate):
     async def hook(agent, message, session):
-        await __import__(module_name, None, None, ["_"]).after_turn(app, agent, message, session)
+        if gate(app.sessions, session[0], session[1]):
+            await __import__(module_name, None, None, ["_"]).after_turn(app, agent, message, session)
 
     return hook
 
