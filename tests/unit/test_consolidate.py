@@ -416,17 +416,24 @@ def test_consolidation_is_unloaded_after_its_run_and_loaded_again_for_the_next()
     claude = FakeClaude()
     app = _booted(claude)
     try:
+        import sys
+
+        platform.unload("mimi.storage.session_trim")  # no trim has run in this boot
         _fill(app, 11)
         _turn(app)
         assert len(claude.calls) == 1 and len(_contents(app)) == 10
         assert app.memory.read_daily(platform.utc_date()).count(SUMMARY) == 1
         assert not _loaded() and app.consolidator is None  # nothing of it left on the heap
+        assert "mimi.storage.session_read" not in sys.modules  # its session reader neither
+        from mimi.storage import session_trim  # noqa: F401  (a trim's module holds the reader)
+
         _fill(app, 6)
         claude.reply = "SUMMARY: Then the user asked twelve more questions."
         _turn(app)  # a later one imports it again and works the same
         assert len(claude.calls) == 2 and len(_contents(app)) == 10
         assert "twelve more questions" in app.memory.read_daily(platform.utc_date())
         assert not _loaded() and app.consolidator is None
+        assert "mimi.storage.session_read" in sys.modules  # kept: session_trim still uses it
     finally:
         remove_tree(app.top)
 

@@ -7,6 +7,7 @@
 # Rare, so loaded only for a run: sessions.may_consolidate tells after each turn whether one may be due, and
 # this module and summary_call are forgotten again when no run is left (_forget).
 import json
+import sys
 
 from mimi import jsontext, platform
 from mimi.agent import summary_call
@@ -279,12 +280,15 @@ def of(app):
 
 def _forget(app):
     """After a run, unless another is under way (two chats may consolidate at once): the consolidator, this
-    module and summary_call are let go, their heap freed; the next run imports them again."""
+    module and summary_call are let go, their heap freed; the next run imports them again. So is the session
+    reader, unless a trim's module still holds it."""
     consolidator = getattr(app, "consolidator", None)
     if consolidator is not None and consolidator.busy:
         return
     app.consolidator = None
     platform.unload(summary_call.__name__)
+    if "mimi.storage.session_trim" not in sys.modules:
+        platform.unload("mimi.storage.session_read")
     platform.unload(__name__)
 
 
