@@ -1,11 +1,19 @@
 # Runs a driver script under a runtime and returns its result line as a dict.
 import json
-import subprocess
-
 import re
+import subprocess
 
 from bench.drivers.common import HOST_NAMES_MARK, RESULT_MARK
 from bench.setup import ROOT
+
+
+def pools_bytes(qstr_info_line):
+    """The heap bytes of the qstr pools themselves in a micropython.qstr_info() line: n_total_bytes less
+    n_str_data_bytes (the names' text: in the heap for names compiled from source, in the image for names of
+    a module run from ROMFS, so it is not the pools' and it is not shared)."""
+    total = int(re.search(r"n_total_bytes=(\d+)", qstr_info_line).group(1))
+    text = int(re.search(r"n_str_data_bytes=(\d+)", qstr_info_line).group(1))
+    return total - text
 
 
 def run_driver(cmd, script, *args, timeout=300):
@@ -16,9 +24,9 @@ def run_driver(cmd, script, *args, timeout=300):
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_MARK):
             result = json.loads(line[len(RESULT_MARK):])
-            names = re.search(HOST_NAMES_MARK + r"\s*\nqstr pool: [^\n]*n_total_bytes=(\d+)", proc.stdout)
+            names = re.search(HOST_NAMES_MARK + r"\s*\n(qstr pool: [^\n]*)", proc.stdout)
             if names:  # common.mark_host(): the qstr pools the laptop side had made
-                result["host_names"] = int(names.group(1))
+                result["host_names"] = pools_bytes(names.group(1))
             return result
     raise RuntimeError("{} gave no result (exit {}):\n{}".format(
         script, proc.returncode, (proc.stdout + proc.stderr)[-1500:]))

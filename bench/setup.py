@@ -279,10 +279,12 @@ class Firmware:
     def host_heap(self):
         """The laptop side's heap before the firmware first started, from run.py's "host heap:" line and
         the qstr_info() line after it (MicroPython only): (bytes, of which the ROMFS images, of which the
-        qstr pools), or None. The firmware's names go on in those pools: their bytes count as the firmware's."""
-        match = re.search(r"host heap: (\d+) bytes, of which (\d+) the ROMFS images\s*\n"
-                          r"qstr pool: [^\n]*n_total_bytes=(\d+)", self.output)
-        return tuple(int(group) for group in match.groups()) if match else None
+        qstr pools themselves), or None. The firmware's names go on in those pools: they count as its own."""
+        from bench.drivers_run import pools_bytes
+
+        match = re.search(r"host heap: (\d+) bytes, of which (\d+) the ROMFS images\s*\n(qstr pool: [^\n]*)",
+                          self.output)
+        return (int(match.group(1)), int(match.group(2)), pools_bytes(match.group(3))) if match else None
 
     def ready(self, timeout=60):
         self.expect(r"ready: network up|no network yet", timeout)
