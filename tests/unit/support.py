@@ -1,5 +1,6 @@
 # Helpers shared by the unit tests; they run unchanged under pytest (CPython) and mp_run.py (MicroPython).
 import os
+import sys
 
 import asyncio
 
@@ -53,3 +54,36 @@ def read(path, mode="r"):
 def write(path, data, mode="w"):
     with open(path, mode) as f:
         f.write(data)
+
+
+class NotImported:
+    """`with NotImported("mimi.safety.confirm"):` the named modules are not imported, as on a device that
+    has not needed them since boot (gone from sys.modules and from their package); put back afterwards."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.saved = []
+
+    def __enter__(self):
+        for name in self.names:
+            package, _, attr = name.rpartition(".")
+            self.saved.append((name, sys.modules.pop(name, None), getattr(sys.modules[package], attr, None)))
+            if hasattr(sys.modules[package], attr):
+                delattr(sys.modules[package], attr)
+        return self
+
+    def __exit__(self, *exc_info):
+        for name, module, attribute in self.saved:
+            package, _, attr = name.rpartition(".")
+            sys.modules.pop(name, None)
+            if module is not None:
+                sys.modules[name] = module
+            if attribute is not None:
+                setattr(sys.modules[package], attr, attribute)
+            elif hasattr(sys.modules[package], attr):
+                delattr(sys.modules[package], attr)
+        return False
+
+
+def imported(name):
+    return name in sys.modules

@@ -3,12 +3,13 @@ import asyncio
 
 import esp32
 from mimi.bus.message import Bus
+from mimi.channels.console import Console as CliConsole
 from mimi.config import Config
 from mimi.safety import confirm, policy, policy_console, roles
 from mimi.safety.policy import Policy
 from mimi.telegram.poller import Poller
 from mimi.tools import registry
-from support import raises, run
+from support import NotImported, imported, raises, run
 
 
 class UserTool:
@@ -146,6 +147,23 @@ def test_blocked_never_runs_and_confirm_asks_the_requesting_chat():
     _turn("cli", "console")  # no console channel here: nobody can be asked
     assert "cannot ask" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
     assert gate.questions.open == {}
+
+
+def test_the_confirmation_code_is_loaded_only_once_a_tool_must_be_confirmed():
+    modules = ("mimi.safety.confirm", "mimi.safety.confirm_question", "mimi.safety.policy_confirm")
+    with NotImported(*modules):
+        asker = Asker(confirm.APPROVED)
+        app = App({"telegram": asker})
+        gate, console = Policy(app), CliConsole(app)
+        _turn("telegram", "42", {"user_id": 42, "role": "owner"})
+        assert run(gate.approve("get_current_time", {}, None)) is None  # a simple tool runs on its own
+        assert run(gate.approve("gpio_write", {"pin": 4}, None)) is None  # reported afterwards, not asked
+        assert not console._answers("status")  # no question open: a typed line is a command
+        assert [name for name in modules if imported(name)] == [] and gate.questions is None
+        policy_console.set_level(app.config, "gpio_write", "confirm")
+        assert run(gate.approve("gpio_write", {"pin": 4}, None)) is None
+        assert asker.asked[0][0] == 'May I run gpio_write with {"pin": 4}?'
+        assert [name for name in modules if imported(name)] == list(modules)
 
 
 def test_a_question_nobody_answers_times_out_as_no():

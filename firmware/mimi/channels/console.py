@@ -7,7 +7,6 @@ from mimi.bus.queue import Queue
 from mimi.channels.commands import SECRET_COMMANDS, Commands
 from mimi.channels.line_editor import CANCEL, LineEditor
 from mimi.platform import const
-from mimi.safety import confirm
 
 PROMPT = "mimi> "
 LINES_WAITING = const(4)  # lines typed while a command still runs
@@ -83,6 +82,8 @@ class Console:
 
     async def confirm(self, question, seconds):
         """Ask a yes/no question; the next line typed answers it (no answer in time: no)."""
+        from mimi.safety import confirm  # the outcomes' wording, loaded with the first question
+
         platform.console_write("\nconfirm: {} [y/n] ".format(question.text()))
         self._questions.append(question)
         try:
@@ -96,6 +97,8 @@ class Console:
         """True when the line answered an open question instead of being a command."""
         if not self._questions:
             return False
+        from mimi.safety import confirm
+
         answer = confirm.parse_answer(text)
         if answer is None:
             platform.console_write("please answer y or n: ")

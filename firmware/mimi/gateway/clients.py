@@ -8,7 +8,6 @@ from mimi.gateway.server import CHANNEL, CLIENTS_MAX
 from mimi.gateway.web import refuse
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const
-from mimi.safety import confirm
 
 SEND_TIMEOUT_S = const(10)  # a client that takes longer to accept a frame is hung up on
 
@@ -125,6 +124,8 @@ class Clients:
 
     # -- confirmation questions (safety/policy.py asks, a confirm frame answers) --
     async def confirm(self, question, seconds):
+        from mimi.safety import confirm  # loaded with the first question (safety/policy_confirm.py)
+
         if not await self._to_chat(question.chat_id, protocol.confirm(question.chat_id, question)):
             return confirm.DENIED  # nobody there to ask
         outcome = await question.wait(seconds)
@@ -132,13 +133,15 @@ class Clients:
         return outcome
 
     async def _on_answer(self, client, qid, approve):
-        policy = getattr(self.app, "policy", None)
-        question = policy.questions.get(qid) if policy is not None else None
+        questions = getattr(getattr(self.app, "policy", None), "questions", None)  # None until a first question
+        question = questions.get(qid) if questions is not None else None
         if question is None or question.outcome is not None or question.channel != CHANNEL \
                 or question.chat_id != client.chat_id:
             await self._deliver(client, protocol.notice(client.chat_id, "That question is no longer open "
                                                         "(already answered or expired)."))
             return
+        from mimi.safety import confirm
+
         question.settle(confirm.APPROVED if approve else confirm.DENIED)
 
     # -- the websocket channel --

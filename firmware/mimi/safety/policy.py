@@ -4,7 +4,7 @@ import json
 from mimi.bus.message import Message
 from mimi.channels.system import requesting_chat
 from mimi.platform import const
-from mimi.safety import audit, breaker, confirm, roles
+from mimi.safety import audit, breaker, roles
 
 AUTONOMOUS = "autonomous"  # runs, nothing more said
 REPORT = "report"  # runs, then the chat is told what ran
@@ -118,7 +118,7 @@ class Policy:
 
     def __init__(self, app):
         self.app = app
-        self.questions = confirm.Questions()
+        self.questions = None  # confirm.Questions, made with the first question (policy_confirm.py)
         self.refused = 0
 
     async def approve(self, name, data, tool):

@@ -15,6 +15,8 @@ async def ask(policy, turn, name, data, tier):
             name, channel_name)
     meta = turn.get("meta") if isinstance(turn.get("meta"), dict) else {}
     asker = meta.get("user_id") if turn.get("channel") == "telegram" else None
+    if policy.questions is None:
+        policy.questions = confirm.Questions()
     question = policy.questions.ask(name, shown_input(app.config, data), channel_name, chat_id, asker, tier)
     if question is None:
         return "{} was not run: too many confirmation questions are open; try again later".format(name)

@@ -3,7 +3,7 @@ import asyncio
 
 from mimi.bus.message import Message
 from mimi.platform import const
-from mimi.safety import confirm, roles
+from mimi.safety import roles
 from mimi.telegram.api import BotAPI
 from mimi.telegram.outbox import Outbox, Undelivered
 from mimi.telegram.poller import Poller
@@ -190,8 +190,8 @@ class Live:
 
     # -- confirmation questions (safety/policy.py asks, a button answers) --
     def _questions(self):
-        policy = getattr(self.app, "policy", None)
-        return policy.questions if policy is not None else None
+        """The policy's open questions, or None (no policy, or no question asked since boot)."""
+        return getattr(getattr(self.app, "policy", None), "questions", None)
 
     def _asking(self):
         questions = self._questions()
@@ -199,6 +199,8 @@ class Live:
 
     async def confirm(self, question, seconds):
         """Ask with Approve / Deny buttons; the outcome, shown afterwards in place of the buttons."""
+        from mimi.safety import confirm  # loaded with the first question (safety/policy_confirm.py)
+
         buttons = [[{"text": "Approve", "callback_data": "{}{}:y".format(_BUTTON_PREFIX, question.id)},
                     {"text": "Deny", "callback_data": "{}{}:n".format(_BUTTON_PREFIX, question.id)}]]
         sent = await self.api.call("sendMessage", {"chat_id": _chat(question.chat_id), "text": question.text(),
@@ -226,6 +228,8 @@ class Live:
         elif not self._may_answer(question, user_id):
             reply = _NOT_YOURS
         else:
+            from mimi.safety import confirm
+
             question.settle(confirm.APPROVED if answer == "y" else confirm.DENIED)
             reply = "Approved" if answer == "y" else "Denied"
         try:
