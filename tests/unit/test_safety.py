@@ -9,9 +9,10 @@ from mimi.config import Config
 from mimi.safety import audit as audit_module
 from mimi.safety.audit import Audit, masked
 from mimi.safety.audit_read import describe, tail
-from mimi.safety.breaker import Breaker, call_key, canonical
+from mimi.safety.breaker import Breaker
+from mimi.safety.breaker_calls import call_key, canonical
 from mimi.tools.registry import Registry
-from support import read, remove_tree, run, tempdir, write
+from support import NotImported, imported, read, remove_tree, run, tempdir, write
 
 MINUTE_MS = 60 * 1000
 TOKEN = "sk-ant-api03-SECRETSECRETSECRET-wxyz"
@@ -117,6 +118,15 @@ def test_settings_are_respected():
     assert _call(registry, "switch_light", {}) == ("done", False)
     clock.now += 61 * 1000  # outside the 60 s window: counting starts again
     assert _call(registry, "switch_light", {}) == ("done", False)
+
+
+def test_the_counting_code_is_loaded_at_the_first_acting_call():
+    with NotImported("mimi.safety.breaker_calls"):
+        registry, switch, clock, told = _setup()
+        assert _call(registry, "look", {}) == ("a room", False)  # a read-only tool is never counted
+        assert not imported("mimi.safety.breaker_calls")
+        assert _call(registry, "switch_light", {"on": True}) == ("done", False)
+        assert imported("mimi.safety.breaker_calls")
 
 
 def test_built_in_acting_tools_are_known_by_name():
