@@ -8,7 +8,7 @@ from mimi.safety import usage_store
 from mimi.safety.budget import USERS_MAX, Budget, user_key
 from mimi.safety.usage_report import cost_micro_usd, price_of, report, usd
 from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore
-from support import read, remove_tree, run, tempdir, write
+from support import NotImported, imported, read, remove_tree, run, tempdir, write
 
 JUNE_1 = 1748736000  # 2025-06-01 00:00 UTC
 UNSET = 946684800 + 300  # 2000-01-01 00:05: the RTC before NTP set it
@@ -144,6 +144,21 @@ def test_the_owner_is_warned_once_at_80_percent_and_at_100_the_user_gets_the_pol
         assert run(budget.admit(telegram(9))) is None and budget.check_call(console()) is None
         budget.spent(console(), Result(used(1500)))
         assert len(told) == 3 and "84% of today's token budget used (2530 of 3000" in told[2]
+    finally:
+        remove_tree(folder)
+
+
+def test_the_notice_and_refusal_texts_are_loaded_only_once_80_percent_is_used():
+    folder = tempdir("budget")
+    try:
+        with NotImported("mimi.safety.budget_refusals"):
+            budget, told, _ = make(folder, day_tokens=1000)
+            for _ in range(2):  # two turns well within the budget
+                assert run(budget.admit(telegram(7))) is None and budget.check_call(telegram(7)) is None
+                budget.spent(telegram(7), Result(used(300, 50)))
+            assert told == [] and not imported("mimi.safety.budget_refusals")
+            budget.spent(telegram(7), Result(used(110)))  # 810 of 1000
+            assert "81% of today's token budget" in told[0] and imported("mimi.safety.budget_refusals")
     finally:
         remove_tree(folder)
 

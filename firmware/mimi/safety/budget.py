@@ -13,8 +13,6 @@ _MINUTE_S = const(60)
 _HOUR_MINUTES = const(60)
 EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
 RAISE_HINT = "budget <tokens>"
-_TOLD_WARN = "warned"  # marks: the day limit the 80% / 100% notice was sent for
-_TOLD_STOP = "stopped"
 # The console commands (channels/commands.py add_lines), their code (budget_console.py) imported when typed.
 _COMMANDS = (
     "\nusage\tusage\t0\t0\ttokens and estimated cost per model today and this month"
@@ -91,21 +89,12 @@ class Budget:
 
     def _check_thresholds(self):
         """Tell the owner when today's use crosses 80% or 100% of the limit; True when a notice went out."""
-        limit, used, marks = self.limit(), self.store.used_today(), self.store.marks
-        if limit <= 0:
+        limit, used = self.limit(), self.store.used_today()
+        if limit <= 0 or used * 100 < limit * WARN_PERCENT:
             return False
-        if used >= limit and marks.get(_TOLD_STOP) != limit:
-            marks[_TOLD_STOP] = marks[_TOLD_WARN] = limit
-            self.tell("budget: today's token budget is used up ({} of {} tokens); messages get a polite "
-                      "refusal until midnight UTC. Raise it on the console with {}".format(used, limit, RAISE_HINT))
-            return True
-        if used * 100 >= limit * WARN_PERCENT and marks.get(_TOLD_WARN) != limit:
-            marks[_TOLD_WARN] = limit
-            self.tell("budget: {}% of today's token budget used ({} of {} tokens); at 100% I stop answering "
-                      "until midnight UTC or until you raise it with {}".format(
-                          used * 100 // limit, used, limit, RAISE_HINT))
-            return True
-        return False
+        from mimi.safety.budget_refusals import tell_owner  # loaded once 80% of the budget is used
+
+        return tell_owner(self, limit, used)
 
     def _global_refusal(self):
         if self.store.roll():

@@ -1,5 +1,5 @@
-# What a sender is told when a budget or rate limit refuses (imported at the first refusal), and
-# forgetting the quietest sender when too many are remembered.
+# What a sender is told when a budget or rate limit refuses and the owner when 80% or 100% of the
+# daily budget is used (imported at the first of these), and forgetting the quietest sender.
 from mimi.platform import const
 from mimi.safety import usage_store
 from mimi.safety.budget import NS, RAISE_HINT
@@ -9,6 +9,8 @@ _HOUR_MINUTES = const(60)
 _DAY_S = const(86400)
 _SHOWN_IN_S_BELOW = const(90)  # waits shorter than this are said in seconds, then minutes, then hours
 _SHOWN_IN_MIN_BELOW = const(90)
+_TOLD_WARN = "warned"  # marks: the day limit the 80% / 100% notice was sent for
+_TOLD_STOP = "stopped"
 
 
 def _wait_text(seconds):
@@ -16,6 +18,24 @@ def _wait_text(seconds):
         return "{} s".format(max(1, seconds))
     minutes = (seconds + _MINUTE_S - 1) // _MINUTE_S
     return "{} min".format(minutes) if minutes < _SHOWN_IN_MIN_BELOW else "{} h {} min".format(minutes // 60, minutes % 60)
+
+
+def tell_owner(budget, limit, used):
+    """Past 80% of today's limit (budget.py checked): tell the owner once per limit at 80% and at 100%;
+    True when a notice went out."""
+    marks = budget.store.marks
+    if used >= limit and marks.get(_TOLD_STOP) != limit:
+        marks[_TOLD_STOP] = marks[_TOLD_WARN] = limit
+        budget.tell("budget: today's token budget is used up ({} of {} tokens); messages get a polite "
+                    "refusal until midnight UTC. Raise it on the console with {}".format(used, limit, RAISE_HINT))
+        return True
+    if marks.get(_TOLD_WARN) != limit:
+        marks[_TOLD_WARN] = limit
+        budget.tell("budget: {}% of today's token budget used ({} of {} tokens); at 100% I stop answering "
+                    "until midnight UTC or until you raise it with {}".format(
+                        used * 100 // limit, used, limit, RAISE_HINT))
+        return True
+    return False
 
 
 def stop_text(budget):
