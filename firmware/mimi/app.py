@@ -17,6 +17,7 @@ from mimi.llm.claude import Claude
 from mimi.net import tls
 from mimi.net.wifi import WiFi
 from mimi.safety import audit, breaker, budget, policy  # [safety]
+from mimi.platform import const
 from mimi.storage import space
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
@@ -28,7 +29,7 @@ DATA_ROOT = "/data"
 TOOLS_DIR = "/tools"  # the owner's tool_<name>.py files
 WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
-GC_PERIOD_S = 10
+GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp._heartbeat_trigger\n"
@@ -129,11 +130,6 @@ class App:
             gaps.append("WiFi (wifi_set <ssid> <password>)")
         return gaps
 
-    async def _collect_garbage(self):
-        while True:
-            await asyncio.sleep(GC_PERIOD_S)
-            platform.collect()
-
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only
             self.tasks.append(asyncio.create_task(service.run()))
@@ -150,7 +146,6 @@ class App:
         print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
         self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
         self.tasks.extend(self.health.start_core())  # agent (safe mode: a stand-in) and dispatcher, watched
-        self.tasks.append(asyncio.create_task(self._collect_garbage()))
         gaps = self.missing()
         if gaps:
             print("setup needed: " + "; ".join(gaps))
@@ -159,9 +154,13 @@ class App:
         else:
             print("no network yet: the console works; configure WiFi with wifi_set")
             self.tasks.append(asyncio.create_task(self._start_services_when_up()))
+        seconds = 0
         while True:  # the main loop stays alive
             self.health.tick()  # feeds the watchdog while the agent and dispatcher are healthy
             await asyncio.sleep(1)
+            seconds += 1
+            if seconds % GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
+                platform.collect()
 
 
 def run(**options):
