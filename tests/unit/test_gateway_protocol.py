@@ -1,10 +1,14 @@
 # Gateway frames and token checks: what a client may send, what it gets back, who is let in.
+import asyncio
 import json
+import os
+import sys
 
 import esp32
 from mimi.config import Config
 from mimi.gateway import auth, protocol
-from support import raises
+from stub_app import Holder, stub_app
+from support import raises, remove_tree, run, write
 
 
 class _Request:
@@ -111,32 +115,84 @@ def test_off_admits_everyone_and_unset_never_does():
     assert auth.current(cfg) not in ("", "off")
 
 
-class _Stub:
-    pass
+def _port():
+    return 20000 + (os.urandom(2)[0] << 5) + os.urandom(1)[0] % 32
 
 
-def _idle_gateway(config):
+def _idle_gateway(tag):
+    """The app, its gateway made as at boot and not yet started (remove_tree(app.top) when done)."""
     from mimi.gateway.server import Gateway
 
-    app, commands = _Stub(), _Stub()
-    app.config, app.channels, app.services = config, {}, []
-    commands.table = {"status": [None]}
-    commands.add = commands.add_lines = lambda *args: None
-    app.console = _Stub()
-    app.console.commands = commands
-    return Gateway(app)
+    app = stub_app(tag)
+    app.gateway = Gateway(app)
+    return app
 
 
 def test_an_idle_gateway_has_no_session_code_and_still_answers_as_a_channel():
-    config = _fresh_config()
-    gateway = _idle_gateway(config)
-    assert config.get(auth.NS, auth.KEY)  # first boot: the token is made at once
-    assert gateway.sessions is None  # gateway/clients.py waits for the first /ws request
-    assert gateway.web is None  # microdot and the routes wait for the first connection
-    question = _Stub()
-    question.chat_id = "ws_1"
+    from mimi.bus.message import Message
     from mimi.safety import confirm
-    from support import run
 
-    assert run(gateway.confirm(question, 5)) == confirm.DENIED  # nobody there to ask
-    run(gateway.on_delta("ws_1", "hi"))  # no client: nothing to do, nothing raised
+    app = _idle_gateway("gw-idle")
+    try:
+        gateway = app.gateway
+        assert app.config.get(auth.NS, auth.KEY)  # first boot: the token is made at once
+        assert gateway.sessions is None  # gateway/clients.py waits for the first /ws request
+        assert gateway.web is None  # microdot and the routes wait for the first connection
+        assert app.channels["websocket"] is gateway
+        question = Holder()
+        question.chat_id = "ws_1"
+        assert run(gateway.confirm(question, 5)) == confirm.DENIED  # nobody there to ask
+        run(gateway.send(Message("websocket", "ws_1", "hi")))  # no client: dropped with a note, nothing raised
+    finally:
+        remove_tree(app.top)
+
+
+async def _get(port, path):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write("GET {} HTTP/1.0\r\nHost: x\r\n\r\n".format(path).encode())
+    await writer.drain()
+    answer = b""
+    while True:
+        data = await reader.read(512)
+        if not data:
+            break
+        answer += data
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+def test_the_routes_load_at_the_first_connection_and_the_commands_when_one_is_typed():
+    # Imported afresh, as at boot: server.py must not pull in what the first connection or command loads.
+    lazy = ("mimi.gateway.server", "mimi.gateway.routes", "mimi.gateway.commands", "mimi.gateway.clients")
+    saved = {name: sys.modules.pop(name) for name in lazy if name in sys.modules}
+    app = _idle_gateway("gw-lazy")
+    try:
+        port = _port()
+        app.config.set("gw_config", "ws_port", str(port))
+        app.www_dir = app.top
+        write(app.top + "/index.html", "<p>the web chat</p>")
+
+        async def main():
+            gateway = app.gateway
+            task = asyncio.create_task(gateway.run())
+            while gateway.port is None:
+                await asyncio.sleep(0.02)
+            assert "mimi.gateway.routes" not in sys.modules  # listening, no connection yet
+            assert "mimi.gateway.commands" not in sys.modules
+            answer = await _get(port, "/")
+            assert answer.startswith(b"HTTP/1.0 200") and answer.endswith(b"<p>the web chat</p>"), answer
+            assert "mimi.gateway.routes" in sys.modules
+            assert "mimi.gateway.clients" not in sys.modules  # the page only: no WebSocket session code
+            await app.console.commands.execute("set_ws_token off")
+            assert auth.current(app.config) == auth.OFF
+            assert "mimi.gateway.commands" in sys.modules
+            gateway.server.close()
+            await task
+
+        run(main())
+    finally:
+        for name in lazy:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
+        remove_tree(app.top)

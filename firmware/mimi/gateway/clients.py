@@ -4,7 +4,7 @@ import asyncio
 
 from mimi.bus.message import Message
 from mimi.gateway import auth, history, protocol
-from mimi.gateway.server import CHANNEL, CLIENTS_MAX
+from mimi.gateway.server import CHANNEL, CLIENTS_MAX, DROPPED
 from mimi.gateway.web import refuse
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const
@@ -22,7 +22,8 @@ class _Client:
 
 
 class Clients:
-    """The /ws endpoint and the `websocket` channel's delivery, for the Gateway that made it."""
+    """The /ws endpoint, and the `websocket` channel from the first /ws request on (the Gateway that made
+    it was the channel until then)."""
 
     def __init__(self, gateway):
         self.gateway = gateway
@@ -31,6 +32,7 @@ class Clients:
         self.admitted = 0  # /ws requests past the checks: upgrading or connected
         self._next_id = 1
         self._serve_ws = with_websocket(self._session)
+        self.app.channels[CHANNEL] = self
 
     # -- the /ws endpoint --
     async def serve(self, request):
@@ -124,6 +126,7 @@ class Clients:
 
     # -- confirmation questions (safety/policy.py asks, a confirm frame answers) --
     async def confirm(self, question, seconds):
+        """Send a confirm frame to the chat's clients; the first answer counts; then a confirmed frame."""
         from mimi.safety import confirm  # loaded with the first question (safety/policy_confirm.py)
 
         if not await self._to_chat(question.chat_id, protocol.confirm(question.chat_id, question)):
@@ -152,7 +155,6 @@ class Clients:
         await self._to_chat(chat_id, protocol.tool(chat_id, name))
 
     async def send(self, message):
-        """True once a client of the message's chat got it."""
         meta = message.meta or {}
         if meta.get("kind") in ("report", "notice"):
             frame = protocol.notice(message.chat_id, message.content)
@@ -160,7 +162,8 @@ class Clients:
             frame = protocol.error(message.chat_id, message.content)
         else:
             frame = protocol.response(message.chat_id, message.content)
-        return await self._to_chat(message.chat_id, frame)
+        if not await self._to_chat(message.chat_id, frame):
+            print(DROPPED.format(message.chat_id))
 
     def _clients_of(self, chat_id):
         return [client for client in self.clients if client.chat_id == chat_id]

@@ -47,7 +47,7 @@ class MQTT:
         app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
         commands = app.console.commands
-        self._status = commands.table["status"][0]
+        self._status = commands.entry("status")[0]  # the gateway's line names it (gateway/server.py)
         commands.add("status", self.cmd_status, "status", 0, 0, "what is configured, connected and running")
 
     async def cmd_status(self):
