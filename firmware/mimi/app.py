@@ -85,9 +85,11 @@ class App:
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # app.mqtt: the mqtt_* commands; the channel only once a broker is set
         skills.setup(self)
-        # Tools last: their setup(app) may add console commands and use every layer above.
-        self.registry.load_builtins()
-        self.registry.discover(tools_dir)
+        # Tools last: their setup(app) may add console commands and use every layer above. The loading code
+        # is let go once done (tools/loading.py).
+        from mimi.tools.loading import boot
+
+        boot(self.registry, tools_dir)
 
     def __getattr__(self, name):  # only for attributes not set yet
         if name == "cron":  # the cron service at its first use (cron/__init__.py): a tool, a command

@@ -16,6 +16,28 @@ def runtime(request):
     return RUNTIMES_WITH_ROMFS[request.param]
 
 
+# An owner's tool that tells whether the tools' boot code (tools/loading.py) is still held: its module, and
+# (where the runtime can list the heap's objects) any function of it.
+LOADED_CODE = '''
+import gc
+import sys
+
+name = "loaded_code"
+description = "Tell whether the tools' boot code is still loaded."
+schema = {"type": "object", "properties": {}}
+
+
+def run(input):
+    gc.collect()
+    held = "mimi.tools.loading" in sys.modules or hasattr(sys.modules["mimi.tools"], "loading")
+    try:
+        functions = [f for f in gc.get_objects() if type(f) is type(run) and f.__module__ == "mimi.tools.loading"]
+    except AttributeError:  # MicroPython cannot list them (the ROMFS heap measurement shows them)
+        functions = ()
+    return "module held: {}, functions held: {}".format(held, len(functions))
+'''
+
+
 def _session_lines(flash, name="cli_console"):
     path = flash / "data" / "sessions" / (name + ".jsonl")
     return [json.loads(line) for line in path.read_text().splitlines()]
@@ -164,3 +186,15 @@ def test_memory_and_session_commands(device, fake, flash):
     assert "cli_console" in device.command("session_list")
     assert "cleared 1" in device.command("session_clear console")
     assert not (flash / "data" / "sessions" / "cli_console.jsonl").exists()
+
+
+def test_the_tools_boot_code_is_let_go_and_the_owners_tools_and_built_ins_work(boot, flash):
+    tools = flash / "tools"
+    tools.mkdir(parents=True)
+    (tools / "tool_loaded_code.py").write_text(LOADED_CODE)
+    dev = boot()
+    assert "module held: False, functions held: 0" in dev.command("tool_exec loaded_code")  # the owner's tool
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", dev.command("tool_exec get_current_time"))  # built-in
+    listing = dev.command("tool_list")
+    assert "  loaded_code  Tell whether" in listing and "  get_current_time  Get the current date" in listing
+    assert "warning" not in listing

@@ -198,6 +198,7 @@ def test_a_session_that_grew_meanwhile_keeps_its_new_turns():
 
 
 def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
+    from mimi.tools.loading import load_builtins
     from mimi.tools.registry import Registry
 
     app = _app()
@@ -209,7 +210,7 @@ def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
 
         app.console.commands = Commands(app, app.console)
         app.registry = Registry(app)
-        app.registry.load_builtins(["mimi.tools.memory_tools"])
+        load_builtins(app.registry, ["mimi.tools.memory_tools"])
         assert "memory_consolidate" in app.console.commands.table and app.agent.after_turn
         _fill(app, 12)
         claude = FakeClaude()
@@ -374,8 +375,9 @@ def _loaded():
 
 
 def _booted(claude):
-    """An app whose agent has the after-turn hook a boot adds (registry.AFTER_TURN), consolidation not loaded."""
+    """An app whose agent has the after-turn hook a boot adds (tools/loading.py AFTER_TURN), consolidation not loaded."""
     from mimi.channels.commands import Commands
+    from mimi.tools.loading import load_builtins
     from mimi.tools.registry import Registry
 
     app = _app("hook")
@@ -383,7 +385,7 @@ def _booted(claude):
     app.agent.after_turn = []
     app.console = Holder()
     app.console.commands = Commands(app, app.console)
-    Registry(app).load_builtins(["mimi.tools.memory_tools"])
+    load_builtins(Registry(app), ["mimi.tools.memory_tools"])
     for name in _LOADED:
         platform.unload(name)
     assert not _loaded()

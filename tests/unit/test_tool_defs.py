@@ -7,10 +7,11 @@ from support import run
 
 from mimi.llm import server_tools
 from mimi.llm.claude import JsonBody
-from mimi.tools import registry
+from mimi.tools import loading
 from mimi.tools.builtin_defs import DEFS
 from mimi.tools.lazy_tool import LazyTool
-from mimi.tools.registry import LAZY, Registry
+from mimi.tools.loading import LAZY, check_tool, load_builtins
+from mimi.tools.registry import Registry
 
 
 class _App:
@@ -31,13 +32,13 @@ def _real_tools():
 
 
 def _eager_definitions():
-    saved = registry.LAZY
-    registry.LAZY = ()
+    saved = loading.LAZY
+    loading.LAZY = ()
     try:
         eager = Registry()
-        eager.load_builtins()
+        load_builtins(eager)
     finally:
-        registry.LAZY = saved
+        loading.LAZY = saved
     return eager
 
 
@@ -81,7 +82,7 @@ def _request(tools):
 
 def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
     lazy = Registry()
-    lazy.load_builtins()
+    load_builtins(lazy)
     sent, eager = lazy.definitions(), _eager_definitions().definitions()
     read_file = sent[[d["name"] for d in eager].index("read_file")]
     assert read_file is lazy.tools["read_file"] and len(read_file) == len(_joined(read_file))  # kept encoded
@@ -96,10 +97,10 @@ def test_the_definitions_sent_are_byte_identical_to_the_eager_ones():
 def test_a_lazy_tool_decodes_its_description_and_schema_when_asked():
     eager = _eager_definitions()
     lazy = Registry()
-    lazy.load_builtins()
+    load_builtins(lazy)
     assert sorted(lazy.tools) == sorted(eager.tools)
     for name, tool in lazy.tools.items():
-        assert registry.check_tool(tool) is None, name
+        assert check_tool(tool) is None, name
         assert tool.description == eager.tools[name].description, name
         assert tool.schema == eager.tools[name].schema, name
     text, is_error = run(lazy.execute("read_file", {"offset": 1}))
@@ -119,7 +120,7 @@ class _Config:
 
 def test_the_server_tools_take_the_encoded_definitions_in_the_registrys_order():
     lazy = Registry()
-    lazy.load_builtins()
+    load_builtins(lazy)
     device = lazy.definitions()
     names = [_decoded(d)["name"] for d in device]
     assert names == sorted(names) and "web_search" in names and "web_fetch" in names
@@ -137,7 +138,7 @@ def test_the_server_tools_take_the_encoded_definitions_in_the_registrys_order():
 def test_the_safety_attributes_are_the_tools_own():
     eager = _eager_definitions()
     lazy = Registry()
-    lazy.load_builtins()
+    load_builtins(lazy)
     for name, tool in eager.tools.items():
         assert getattr(lazy.tools[name], "tier", None) == getattr(tool, "tier", None), name
         assert bool(getattr(lazy.tools[name], "acting", False)) == bool(getattr(tool, "acting", False)), name
@@ -148,7 +149,7 @@ def test_the_code_is_imported_and_set_up_at_the_first_call_only():
     try:
         app = _App()
         tools = Registry(app)
-        tools.load_builtins(["mimi.tools.clock", "mimi.tools.files"])
+        load_builtins(tools, ["mimi.tools.clock", "mimi.tools.files"])
         assert "mimi.tools.clock" not in sys.modules and "mimi.tools.files" not in sys.modules
         assert "utc" in tools.tools["get_current_time"].run({})
         assert "mimi.tools.clock" in sys.modules and "mimi.tools.files" not in sys.modules
@@ -181,7 +182,7 @@ def test_the_lazy_console_commands_are_the_modules_own():  # else: python tools/
 
     rows = [line.split("\t") for line in COMMANDS.split("\n") if line]
     listed = []
-    for module_name in registry.LAZY_COMMANDS:
+    for module_name in loading.LAZY_COMMANDS:
         module = __import__(module_name, None, None, ["_"])
         app = _Recorder()
         module.setup(app)
@@ -203,7 +204,7 @@ def test_the_memory_hook_is_added_at_boot_and_memory_tools_imported_only_when_us
         app.agent.after_turn = []
         app.sessions = Sessions("no_such_dir")
         tools = Registry(app)
-        tools.load_builtins(["mimi.tools.memory_tools", "mimi.tools.web"])
+        load_builtins(tools, ["mimi.tools.memory_tools", "mimi.tools.web"])
         assert sorted(app.table) == ["memory_consolidate", "set_search", "set_search_key"]
         assert len(app.agent.after_turn) == 1
         run(app.agent.after_turn[0](None, None, ("system", "cron")))  # consolidate skips system turns

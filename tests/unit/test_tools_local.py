@@ -15,6 +15,7 @@ from mimi.storage.memory import MEMORY_MAX_BYTES, Memory
 from mimi.storage.sessions import Sessions
 from mimi.tools import clock, gpio, memory_tools, sandbox, system
 from mimi.tools import files as file_tools
+from mimi.tools.loading import load_builtins
 from mimi.tools.registry import Registry, ToolError
 
 MODULES = ("mimi.tools.clock", "mimi.tools.files", "mimi.tools.memory_tools", "mimi.tools.system",
@@ -370,7 +371,7 @@ def test_the_registry_loads_these_tools_and_reports_refusals_as_errors():
     app = _app()
     try:
         registry = Registry(app)
-        registry.load_builtins(MODULES)
+        load_builtins(registry, MODULES)
         assert registry.warnings == []
         names = [d["name"] if isinstance(d, dict) else d.name for d in registry.definitions()]
         assert names == ["edit_file", "get_current_time", "gpio_read", "gpio_write", "list_dir",

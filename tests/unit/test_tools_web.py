@@ -9,7 +9,8 @@ from mimi.config import Config
 from mimi.tools import fetch, search, weather, web
 from mimi.tools.html_text import HtmlText, decode_entities, strip_tags
 from mimi.tools.http_text import Decoder, media_type, query, quote, resolve
-from mimi.tools.registry import ToolError, check_tool
+from mimi.tools.loading import check_tool
+from mimi.tools.registry import ToolError
 
 PAGE = """<!DOCTYPE html><html><head><title>Mimi &amp; Friends</title>
 <style>body { color: red; }</style><script>var x = "<p>SCRIPT</p>"; if (a < b) {}</script></head>

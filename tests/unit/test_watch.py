@@ -9,6 +9,7 @@ from support import raises, read, remove_tree, run, tempdir, write
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.tools import registry
+from mimi.tools.loading import load_builtins
 from mimi.tools.registry import Registry
 from mimi.watch import watchers as watch_service
 from mimi.watch import setup as watch_setup
@@ -42,7 +43,7 @@ def _app(sensors=None):
     app.owner = _Owner()
     app.registry = Registry(app)
     watch_setup(app)
-    app.registry.load_builtins(["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])
+    load_builtins(app.registry, ["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])
     app.config.set("tool_config", "gpio_allow", "4,5")
     watch_service(app)  # the service these tests drive (made at the first watcher otherwise)
     return app
@@ -320,7 +321,7 @@ def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved
         app.started_ms, app.owner, app.registry = platform.ticks_ms(), _Owner(), Registry(app)
         system = app.channels["system"] = app.system
         watch_setup(app)
-        app.registry.load_builtins(["mimi.tools.watch_tools"])
+        load_builtins(app.registry, ["mimi.tools.watch_tools"])
         assert app.watchers is None and app.channels["system"] is system and not app.services
         assert not app.registry.guards and not app.registry.approvers
         app.services_started, app.health, app.tasks = True, _Health(), []

@@ -10,7 +10,7 @@ _app = [None]
 
 
 def setup(app):
-    _app[0] = app  # its after-turn hook (consolidation) is registry.AFTER_TURN's, added at boot
+    _app[0] = app  # its after-turn hook (consolidation) is tools/loading.py AFTER_TURN's, added at boot
     app.console.commands.add("memory_consolidate", _consolidate_cmd, "memory_consolidate [chat]", 0, 1,
                              "summarise a chat's older turns into today's note now (default: the console)")
 

@@ -1,44 +1,13 @@
-# The tool registry: built-ins and /tools/tool_*.py found at boot, validated, run with limits.
+# The tool registry: the tools the board has (added at boot by tools/loading.py), inputs checked, run with limits.
 import asyncio
 import json
-import os
-import sys
 
 from mimi import platform
 from mimi.platform import const
-from mimi.storage.sessions import Sessions
-from mimi.tools.lazy_tool import LazyTool, add_lazy
+from mimi.tools.lazy_tool import LazyTool
 
 TOOL_TIMEOUT_S = const(30)
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
-NAME_MAX = const(64)
-USER_TOOL_PREFIX = "tool_"
-
-# Built-in tool modules (each a tool, or exporting TOOLS); a missing one is reported and skipped.
-BUILTINS = (
-    "mimi.tools.clock",
-    "mimi.tools.files",
-    "mimi.tools.memory_tools",
-    "mimi.tools.system",
-    "mimi.tools.gpio",
-    "mimi.tools.web",
-    "mimi.tools.cron_tools",
-    "mimi.tools.send_message",
-    "mimi.tools.watch_tools",
-    "mimi.tools.media_tools",
-)
-# Every built-in's definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and its code
-# is imported at its first call: a board that never uses a tool never spends the heap (BENCHMARKS.md).
-LAZY = BUILTINS
-# Modules whose console commands are data too (builtin_defs.COMMANDS): added at boot, their module imported
-# and set up at a command's first use (add_commands).
-LAZY_COMMANDS = ("mimi.tools.memory_tools", "mimi.tools.gpio", "mimi.tools.web", "mimi.watch.commands")
-# Built-ins' after-turn hooks, added at boot whether the built-in is lazy or not: (built-in, the module whose
-# after_turn(app, agent, message, session) runs after a saved turn, gate(app.sessions, channel, chat_id)):
-# the module is imported only when its gate says it may have work. memory_tools: memory that consolidates
-# itself (agent/consolidate.py), rare, told by the session file's line count; memory_tools' own code waits
-# for its tools or command.
-AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate", Sessions.may_consolidate),)
 
 # The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
 current = {}
@@ -55,30 +24,6 @@ _JSON_TYPES = {
 
 class ToolError(Exception):
     """An expected failure: its message goes to the model as the tool result (is_error)."""
-
-
-def _valid_name(name):
-    if not isinstance(name, str) or not 0 < len(name) <= NAME_MAX:
-        return False
-    for ch in name:
-        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
-            return False
-    return True
-
-
-def check_tool(tool):
-    """The reason a tool object is unusable, or None when it is fine."""
-    name = getattr(tool, "name", None)
-    if not _valid_name(name):
-        return "its name must be 1-64 characters of letters, digits, _ or -"
-    if not isinstance(getattr(tool, "description", None), str) or not tool.description:
-        return "it has no description"
-    schema = getattr(tool, "schema", None)
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        return "its schema must be a JSON Schema object ({\"type\": \"object\", ...})"
-    if not callable(getattr(tool, "run", None)):
-        return "it has no run(input) function"
-    return None
 
 
 def check_input(schema, data):
@@ -117,7 +62,11 @@ class Registry:
         self.approvers = []
 
     def add(self, tool, origin="built-in"):
-        problem = None if isinstance(tool, LazyTool) else check_tool(tool)  # DEFS: checked by its tests
+        problem = None  # a LazyTool's definition (DEFS) is checked by its tests
+        if not isinstance(tool, LazyTool):  # an owner's tool at boot, or one added later (mqtt's): rare
+            from mimi.tools.loading import check_tool
+
+            problem = check_tool(tool)
         if problem is None and tool.name in self.tools:
             problem = "a tool named '{}' already exists".format(tool.name)
         if problem:
@@ -130,37 +79,6 @@ class Registry:
     def _warn(self, text):
         self.warnings.append(text)
         print(text)
-
-    def _add_module(self, module, origin):
-        setup = getattr(module, "setup", None)
-        if setup is not None and self.app is not None:
-            setup(self.app)
-        tools = getattr(module, "TOOLS", None)
-        for tool in tools if tools is not None else (module,):
-            tool_setup = getattr(tool, "setup", None)
-            if tool is not module and tool_setup is not None and self.app is not None:
-                tool_setup(self.app)
-            self.add(tool, origin)
-
-    def load_builtins(self, names=None):
-        for name in BUILTINS if names is None else names:
-            try:
-                if name in LAZY:
-                    add_lazy(self, name)
-                    if name in LAZY_COMMANDS:
-                        self.add_commands(name)
-                else:
-                    self._add_module(__import__(name, None, None, ["_"]), "built-in")
-                for owner, hook_module, gate in AFTER_TURN:
-                    if owner == name:
-                        self._add_after_turn(hook_module, gate)
-            except Exception as exc:  # one broken built-in must not take the others down
-                self._warn("tools: built-in {} failed to load: {}".format(name, exc))
-
-    def _add_after_turn(self, module_name, gate):
-        hooks = getattr(getattr(self.app, "agent", None), "after_turn", None)
-        if hooks is not None:  # no agent (tests, tools/tool_defs.py): no hook, as before
-            hooks.append(_after_turn(self.app, module_name, gate))
 
     def module(self, module_name):
         """A lazy module, imported and set up (once) at its first need."""
@@ -189,28 +107,6 @@ class Registry:
             if tool.name == tool_name:
                 return tool
         raise ToolError("{} is missing from {}".format(tool_name, module_name))
-
-    def discover(self, folder):
-        """Load every tool_<name>.py in `folder` (the flash's /tools); broken ones are skipped with a warning."""
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            return 0
-        found = 0
-        if folder not in sys.path:
-            sys.path.append(folder)
-        for file_name in names:
-            if not (file_name.startswith(USER_TOOL_PREFIX) and file_name.endswith(".py")):
-                continue
-            module_name = file_name[:-3]
-            try:
-                module = __import__(module_name)
-                before = len(self.tools)
-                self._add_module(module, folder + "/" + file_name)
-                found += len(self.tools) - before
-            except Exception as exc:  # a syntax error or a crash at import: skip this file only
-                self._warn("tools: skipping {}/{}: {}: {}".format(folder, file_name, exc.__class__.__name__, exc))
-        return found
 
     def definitions(self):
         """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a
@@ -283,7 +179,8 @@ def _definition(tool):
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 
 
-def _after_turn(app, module_name, gate):
+def after_turn_hook(app, module_name, gate):
+    """A hook for agent.after_turn (tools/loading.py AFTER_TURN): kept here, as the hooks live on after boot."""
     async def hook(agent, message, session):
         if gate(app.sessions, session[0], session[1]):
             await __import__(module_name, None, None, ["_"]).after_turn(app, agent, message, session)

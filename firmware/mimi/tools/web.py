@@ -1,5 +1,5 @@
 # The web tools (web_fetch, web_search, get_weather): their code (fetch, search, weather) loaded on first use;
-# this module too is imported only at a first call or command (registry.LAZY, builtin_defs).
+# this module too is imported only at a first call or command (loading.LAZY, builtin_defs).
 from mimi.platform import const
 
 # Limits the model reads in the schemas; the implementations use the same ones.
