@@ -1,5 +1,5 @@
 # A reply that cannot leave the device (WiFi down) is sent again; one that may have arrived is not repeated.
-from support import raises, read, remove_tree, run, tempdir, write
+from support import NotImported, imported, raises, read, remove_tree, run, tempdir, write
 
 from mimi.net import http
 from mimi.telegram import outbox
@@ -202,8 +202,8 @@ class _Holder:
     pass
 
 
-def _bare_channel(top):
-    """The Telegram channel of a board without a bot token, its flash under top."""
+def _bare_channel(top, commands=None):
+    """The Telegram channel of a board without a bot token, its flash under top (commands: the console's)."""
     import esp32
     from mimi.bus.message import Bus
     from mimi.config import Config
@@ -215,7 +215,7 @@ def _bare_channel(top):
     app.flash = _Holder()
     app.flash.root = top
     app.console = _Holder()
-    app.console.commands = _Commands()
+    app.console.commands = _Commands() if commands is None else commands(app, app.console)
     return Telegram(app)
 
 
@@ -259,10 +259,12 @@ def test_while_a_reply_waits_newer_ones_to_that_chat_queue_behind_it_and_others_
 def test_without_a_bot_token_the_bot_is_made_when_one_is_set_or_when_a_reply_waits_on_flash():
     top = tempdir("outbox")
     try:
+        from mimi.telegram.allowlist import allowed
+
         channel = _bare_channel(top)
-        assert channel._live is None and channel.allowed() == []  # the allowlist needs no bot
+        assert channel._live is None and allowed(channel.app.config) == []  # the allowlist needs no bot
         channel.app.config.set("tg_config", "allowlist", "42")
-        assert channel._live is None and channel.allowed() == [42]
+        assert channel._live is None and allowed(channel.app.config) == [42]
         channel.app.config.set("tg_config", "bot_token", "123:abc")
         assert channel._live is not None  # the poller starts with the token
         channel.app.config.unset("tg_config", "bot_token")
@@ -273,5 +275,30 @@ def test_without_a_bot_token_the_bot_is_made_when_one_is_set_or_when_a_reply_wai
         box.replies = []
         box._save()  # all delivered: the file stays, empty
         assert _bare_channel(top)._live is None
+    finally:
+        remove_tree(top)
+
+
+
+def test_a_board_without_a_bot_token_loads_the_allowlist_code_at_the_first_tg_command_and_the_bot_with_a_token():
+    from mimi.channels.commands import Commands
+    from mimi.safety import roles
+
+    top = tempdir("tg_idle")
+    try:
+        with NotImported("mimi.telegram.allowlist", "mimi.telegram.live"):
+            channel = _bare_channel(top, Commands)
+            app, commands = channel.app, channel.app.console.commands
+            assert [name for name in ("tg_allow", "tg_role", "tg_deny", "tg_allowlist") if name in commands.table] \
+                == ["tg_allow", "tg_role", "tg_deny", "tg_allowlist"]
+            assert app.channels["telegram"] is channel and app.services == [channel]
+            assert not hasattr(channel, "note") and callable(channel.confirm)  # asked for, not called: no bot yet
+            assert not imported("mimi.telegram.allowlist") and not imported("mimi.telegram.live")
+            run(commands.execute("tg_allow 42 owner"))
+            assert app.config.get("tg_config", "allowlist") == "42" and roles.owners(app.config) == [42]
+            assert imported("mimi.telegram.allowlist") and not imported("mimi.telegram.live")
+            assert channel._live is None
+            run(commands.execute("set_tg_token 123:abc"))
+            assert imported("mimi.telegram.live") and channel._live is not None  # the poller starts with it
     finally:
         remove_tree(top)

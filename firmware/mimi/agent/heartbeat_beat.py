@@ -40,10 +40,10 @@ def open_items(text):
 def owner_target(app):
     """Where a heartbeat answer goes: the first allowlisted Telegram user when Telegram is
     configured (their private chat has the user's id), else the serial console."""
-    from mimi.telegram.channel import parse_allowlist
-
     cfg = app.config
     if "telegram" in app.channels and cfg.is_set("tg_config", "bot_token"):
+        from mimi.telegram.allowlist import parse_allowlist
+
         ids = parse_allowlist(cfg.get("tg_config", "allowlist"))
         if ids:
             return "telegram", str(ids[0])

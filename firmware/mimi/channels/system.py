@@ -34,7 +34,7 @@ def check_reachable(app, target, requesting):
     channel, chat_id = check_target(target[0], target[1])
     if (channel, chat_id) == tuple(requesting) or channel != "telegram":
         return channel, chat_id
-    from mimi.telegram.channel import parse_allowlist
+    from mimi.telegram.allowlist import parse_allowlist
 
     if int(chat_id) not in parse_allowlist(app.config.get("tg_config", "allowlist")):
         raise ValueError("Telegram chat {} is not an allowlisted user; the owner adds one with tg_allow <id>"

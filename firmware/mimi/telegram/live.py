@@ -4,6 +4,7 @@ import asyncio
 from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.safety import roles
+from mimi.telegram.allowlist import allowed
 from mimi.telegram.api import BotAPI
 from mimi.telegram.outbox import Outbox, Undelivered
 from mimi.telegram.poller import Poller
@@ -71,7 +72,6 @@ class Live:
     def __init__(self, channel):
         app = channel.app
         self.app = app
-        self.allowed = channel.allowed
         self.api = BotAPI(app.config)
         self.sender = Sender(self.api)
         self.outbox = Outbox(app.flash.root, self.sender)
@@ -124,7 +124,7 @@ class Live:
         is_for_me, text = addressed(_with_caption(message), self.bot)
         if not is_for_me:
             return True  # group talk not meant for the bot: no reply, no LLM call
-        if user_id not in self.allowed():
+        if user_id not in allowed(self.app.config):
             await self._stranger(user_id, sender.get("username"), chat_id)
             return True
         if not isinstance(message.get("text"), str):
@@ -238,7 +238,7 @@ class Live:
             print("Telegram: could not answer a button press: {}".format(exc))
 
     def _may_answer(self, question, user_id):
-        if user_id not in self.allowed():
+        if user_id not in allowed(self.app.config):
             return False
         role = roles.of_user(self.app.config, user_id)
         if question.asker is not None:
