@@ -6,7 +6,7 @@ import ntptime
 from support import run
 
 from mimi.config import Config
-from mimi.net import http, ntp, wifi
+from mimi.net import http, ntp, wifi, wifi_console, wifi_failure
 from mimi.net.backoff import Backoff
 
 
@@ -84,11 +84,11 @@ def test_backoff_doubles_up_to_the_ceiling_and_resets():
 
 
 def test_status_texts_tell_the_failures_apart():
-    texts = [wifi.status_text(network.STAT_WRONG_PASSWORD),
-             wifi.status_text(network.STAT_NO_AP_FOUND),
-             wifi.status_text(network.STAT_HANDSHAKE_TIMEOUT),
-             wifi.status_text(network.STAT_ASSOC_FAIL),
-             wifi.status_text(network.STAT_BEACON_TIMEOUT), wifi.status_text(4242)]
+    texts = [wifi_failure.status_text(network.STAT_WRONG_PASSWORD),
+             wifi_failure.status_text(network.STAT_NO_AP_FOUND),
+             wifi_failure.status_text(network.STAT_HANDSHAKE_TIMEOUT),
+             wifi_failure.status_text(network.STAT_ASSOC_FAIL),
+             wifi_failure.status_text(network.STAT_BEACON_TIMEOUT), wifi_failure.status_text(4242)]
     assert texts[0] == "wrong password"
     assert texts[1].startswith("network not found")
     assert "wrong password" in texts[2] and texts[2] != texts[0]
@@ -102,7 +102,7 @@ def test_the_laptop_link_is_up_at_once_and_the_clock_gets_set():
     async def go():
         assert await station.connect()
         assert station.up.is_set() and ntp.synced()
-        summary = station.summary()
+        summary = wifi_console.summary(station)
         assert summary.startswith("connected (127.0.0.1)") and "clock synced" in summary
 
     _run(station, go())
@@ -116,8 +116,8 @@ def test_wrong_password_is_reported_then_new_credentials_connect_at_once():
     async def go():
         assert not await station.connect()
         assert station.failure == "wrong password"
-        assert "not connected to 'home': wrong password" in station.summary()
-        summary = station.summary()
+        assert "not connected to 'home': wrong password" in wifi_console.summary(station)
+        summary = wifi_console.summary(station)
         assert "right-password" not in summary and "wrong-password" not in summary
         station.backoff = Backoff(30, 60)  # only the new password can end this wait quickly
         await asyncio.sleep(0.1)
@@ -186,7 +186,7 @@ def test_no_ssid_and_no_link_opens_the_setup_access_point():
     async def go():
         assert not await station.connect()
         assert opened and opened[-1]
-        assert "not configured" in station.summary() and "MimiClaw-TEST" in station.summary()
+        assert "not configured" in wifi_console.summary(station) and "MimiClaw-TEST" in wifi_console.summary(station)
 
     _run(station, go())
 
@@ -252,3 +252,65 @@ def test_radio_standin_joins_listed_networks_and_keeps_ap_settings_apart():
     assert ap.config("essid") == "MimiClaw-TEST" and sta.config("essid") == "home"
     assert ap.ifconfig()[0] == "192.168.4.1"
     network._reset()
+
+
+_WORDS = ("mimi.net.wifi_failure", "mimi.net.wifi_console")
+
+
+def _words_loaded():
+    import sys
+
+    return [name for name in _WORDS if name in sys.modules]
+
+
+def test_a_boot_that_connects_and_a_watched_link_load_none_of_the_words():
+    from mimi import platform
+
+    station = _station(["home pw"])
+    station.config.set("wifi_config", "ssid", "home")
+    station.config.set("wifi_config", "password", "pw")
+    for name in _WORDS:
+        platform.unload(name)
+
+    async def go():
+        assert await station.connect()
+        await asyncio.sleep(0.1)  # the keeper watches the link a few times
+        assert station.up.is_set() and _words_loaded() == []
+
+    _run(station, go())
+
+
+def test_a_failed_join_loads_its_explanation_and_a_typed_command_the_console_part():
+    from mimi import platform
+    from stub_app import stub_app
+    from support import remove_tree
+
+    app = stub_app("wifi_words")
+    try:
+        lines = []
+        app.console.commands.out = lines.append
+        for name in _WORDS:
+            platform.unload(name)
+        run(app.console.commands.execute("wifi_status"))
+        assert _words_loaded() == ["mimi.net.wifi_console"]  # the link is up: no failure to explain
+        assert lines[0].startswith("WiFi: connected (127.0.0.1); clock ") and lines[1] == "  signal: -55 dBm"
+        for name in _WORDS:
+            platform.unload(name)
+        station = _station(["home right-password"])
+        station.config.set("wifi_config", "ssid", "home")
+        station.config.set("wifi_config", "password", "wrong-password")
+        station.backoff = Backoff(30, 60)  # then a long wait: the status line counts it down
+
+        async def go():
+            assert not await station.connect()
+            assert _words_loaded() == ["mimi.net.wifi_failure"]  # why it failed; no command typed yet
+
+        _run(station, go())
+        assert station.failure == "wrong password"
+        app.wifi = station
+        run(app.console.commands.execute("wifi_status"))
+        assert _words_loaded() == list(_WORDS)
+        assert lines[-1].startswith("WiFi: not connected to 'home': wrong password (")
+        assert " failed attempts; next try in " in lines[-1]
+    finally:
+        remove_tree(app.top)

@@ -1,7 +1,6 @@
 # The serial CLI's commands: parsing, usage hints, and what each one does.
 from mimi import VERSION, platform
 from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
-from mimi.config import mask
 from mimi.platform import const
 
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
@@ -10,15 +9,17 @@ SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", 
 
 
 # The built-in commands, one a line: name, usage, fewest args, most args (-1: rest joined), description,
-# and the namespace.key a setter saves (else the method of that name runs it), tab-separated. A str
-# constant stays in the image (flash); a line is read only when its command is run or listed. Other layers
-# add theirs the same way (add_lines), with handlers found at their first use.
+# and the namespace.key a setter saves or a module's function as in add_lines (else the method of that
+# name runs it), tab-separated. A str constant stays in the image (flash); a line is read only when its
+# command is run or listed. Other layers add theirs the same way (add_lines), with handlers found at
+# their first use.
 _BUILTINS = (
     "\nhelp\thelp\t0\t0\tlist the commands\t"
     "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\t"
     "\nchat\tchat <text>\t1\t-1\ttalk to the agent from the console\t"
-    "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect\t"
-    "\nwifi_status\twifi_status\t0\t0\tWiFi connection, IP and signal\t"
+    "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect"
+    "\tmimi.net.wifi_console:wifi_set(app)"
+    "\nwifi_status\twifi_status\t0\t0\tWiFi connection, IP and signal\tmimi.net.wifi_console:wifi_status(app)"
     "\nset_tg_token\tset_tg_token <token>\t1\t1\tsave the Telegram bot token\ttg_config.bot_token"
     "\nset_api_key\tset_api_key <key>\t1\t1\tsave the Anthropic API key\tllm_config.api_key"
     "\nset_model\tset_model <model_id>\t1\t1\tchoose the Claude model\tllm_config.model"
@@ -62,7 +63,7 @@ class Commands:
             if at:
                 break
         _, usage, fewest, most, description, target = text[at:text.find("\n", at)].split("\t")
-        if text is not _BUILTINS:
+        if text is not _BUILTINS or ":" in target:  # a module's function (see add_lines)
             handler = self._later(target)
         elif target:  # a built-in setter: the namespace.key it saves
             handler = self.setter(*target.split("."))
@@ -176,15 +177,6 @@ class Commands:
     async def chat(self, text):
         await self.console.chat(text)
 
-    async def wifi_set(self, ssid, password):
-        self.app.config.set("wifi_config", "ssid", ssid)
-        self.app.config.set("wifi_config", "password", password)
-        self.out("WiFi credentials saved for '{}' (password {}); reconnecting".format(ssid, mask(password, True)))
-
-    async def wifi_status(self):
-        for line in self.app.wifi.describe():
-            self.out(line)
-
     async def config_show(self):
         for ns, key, shown in self.app.config.shown():
             self.out("  {}.{} = {}".format(ns, key, shown))
@@ -258,7 +250,9 @@ class Commands:
         cfg = app.config
         up = (platform.ticks_diff(platform.ticks_ms(), app.started_ms)) // 1000
         self.out("MimiClaw-Py {}  up {} s".format(VERSION, up))
-        self.out("  WiFi: {}".format(app.wifi.summary()))
+        from mimi.net.wifi_console import summary
+
+        self.out("  WiFi: {}".format(summary(app.wifi)))
         self.out("  Claude: model {} at {}, key {}".format(
             cfg.get("llm_config", "model"), cfg.get("llm_config", "api_base"),
             "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))

@@ -1,4 +1,5 @@
-# WiFi station: joins the network saved in NVS, keeps the link up with backoff, explains failures.
+# WiFi station: joins the network saved in NVS and keeps the link up with backoff. Its words for the owner
+# are loaded when needed: why a join failed (wifi_failure.py), the status line and commands (wifi_console.py).
 import asyncio
 
 from mimi import platform
@@ -11,31 +12,6 @@ RETRY_FIRST_S = const(2)  # wait before the first retry; it doubles after each f
 RETRY_MAX_S = const(300)  # ...up to this
 LINK_CHECK_S = const(2)  # how often the link is checked
 _POLL_S = 0.25
-
-# What a failed attempt means to the owner, by the network module's status name.
-_FAILURES = (
-    ("STAT_WRONG_PASSWORD", "wrong password"),
-    ("STAT_NO_AP_FOUND", "network not found (out of range, or the name is wrong)"),
-    ("STAT_HANDSHAKE_TIMEOUT", "handshake timed out (often a wrong password)"),
-    ("STAT_ASSOC_FAIL", "the access point refused the connection"),
-    ("STAT_BEACON_TIMEOUT", "the access point stopped answering"),
-    ("STAT_CONNECT_FAIL", "connection failed"),
-    ("STAT_IDLE", "not connected"),
-    ("STAT_CONNECTING", "connecting"),
-    ("STAT_GOT_IP", "connected"),
-)
-_STATUS_TEXT = {}
-
-
-def status_text(code):
-    """The station status code in words ("wrong password", "network not found (...)", ...)."""
-    if not _STATUS_TEXT:
-        import network
-
-        for name, text in _FAILURES:
-            if hasattr(network, name):
-                _STATUS_TEXT[getattr(network, name)] = text
-    return _STATUS_TEXT.get(code, "connection failed (status {})".format(code))
 
 
 class WiFi:
@@ -56,7 +32,7 @@ class WiFi:
         self._outcome = asyncio.Event()  # set after each attempt (connect() waits for the first)
         self._keeper = None
         self._clock = None
-        self._next_ms = None
+        self.next_try_ms = None  # while waiting to retry: when (ticks_ms) the next attempt starts
         config.subscribe(self._on_config)
 
     def _on_config(self, ns, key):
@@ -96,10 +72,10 @@ class WiFi:
                 continue
             if self.up.is_set() and not renew:
                 self.up.clear()
-                self.failure = status_text(self.wlan.status())
-                print("WiFi: lost the link to '{}' ({}); reconnecting".format(
-                    self._ssid(), self.failure))
-            ssid = self._ssid()
+                from mimi.net import wifi_failure
+
+                wifi_failure.lost_link(self)
+            ssid = self.ssid()
             if not ssid:  # nothing to join: wait for credentials (console or setup page)
                 if not self.wlan.isconnected():
                     self.failure = None
@@ -112,14 +88,16 @@ class WiFi:
                 continue
             wait = self.backoff.next()
             self.attempts += 1
-            print("WiFi: cannot join '{}': {}; next try in {} s".format(
-                ssid, self.failure, wait))
-            self._outcome.set()
-            self._next_ms = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
-            await self._pause(wait)
-            self._next_ms = None
+            from mimi.net import wifi_failure
 
-    def _ssid(self):
+            wifi_failure.cannot_join(ssid, self.failure, wait)
+            self._outcome.set()
+            self.next_try_ms = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
+            await self._pause(wait)
+            self.next_try_ms = None
+
+    def ssid(self):
+        """The saved network's name (empty: none saved)."""
         return self.config.get("wifi_config", "ssid")
 
     async def _attempt(self, ssid):
@@ -133,29 +111,26 @@ class WiFi:
         try:
             self.wlan.connect(ssid, self.config.get("wifi_config", "password"))
         except OSError as exc:  # e.g. "Wifi Internal Error" while the radio is busy
-            self.failure = "the WiFi driver refused to connect ({})".format(exc)
-            return False
-        polls = int(self.connect_wait_s / _POLL_S)
-        for _ in range(polls):
-            if self.wlan.isconnected():
-                self._came_up()
-                return True
-            status = self.wlan.status()
-            if status != _status("STAT_CONNECTING") and status != _status("STAT_IDLE"):
-                break  # the driver gave its verdict
-            await asyncio.sleep(_POLL_S)
-        status = self.wlan.status()
-        if status == _status("STAT_CONNECTING") or status == _status("STAT_IDLE"):
-            self.failure = "no answer within {} s".format(self.connect_wait_s)
+            verdict = exc
         else:
-            self.failure = status_text(status)
+            for _ in range(int(self.connect_wait_s / _POLL_S)):
+                if self.wlan.isconnected():
+                    self._came_up()
+                    return True
+                if not trying(self.wlan.status()):
+                    break  # the driver gave its verdict
+                await asyncio.sleep(_POLL_S)
+            verdict = self.wlan.status()
+        from mimi.net import wifi_failure
+
+        self.failure = wifi_failure.explain(verdict, self.connect_wait_s)
         return False
 
     def _came_up(self):
         self.failure = None
         self.attempts = 0
         self.backoff.reset()
-        ssid = self._ssid()
+        ssid = self.ssid()
         print("WiFi: connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip()))
         if self._clock is None:  # the first time: set the clock before anything uses TLS
             ntp.sync_and_report(ntp.RETRY_FIRST_S)
@@ -176,36 +151,9 @@ class WiFi:
     def ip(self):
         return self.wlan.ifconfig()[0]
 
-    def summary(self):
-        ssid = self._ssid()
-        if self.is_up():
-            text = "connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip())
-        elif not ssid:
-            text = "not configured (wifi_set <ssid> <password>"
-            if self.setup is not None and self.setup.is_open():
-                text += ", or the setup page: {}".format(self.setup.describe())
-            text += ")"
-        else:
-            text = "not connected to '{}': {}".format(
-                ssid, self.failure or status_text(self.wlan.status()))
-            if self._next_ms is not None:
-                left = max(0, platform.ticks_diff(self._next_ms, platform.ticks_ms())) // 1000
-                text += " ({} failed attempts; next try in {} s)".format(self.attempts, left)
-        return text + "; " + ntp.summary()
 
-    def describe(self):
-        lines = ["WiFi: " + self.summary()]
-        if self.is_up():
-            try:
-                lines.append("  signal: {} dBm".format(self.wlan.status("rssi")))
-            except (OSError, ValueError, TypeError):
-                pass
-        if self.setup is not None and self.setup.is_open():
-            lines.append("  setup access point: {}".format(self.setup.describe()))
-        return lines
-
-
-def _status(name):
+def trying(status):
+    """True while the station status says the driver is still at it (connecting, or not started yet)."""
     import network
 
-    return getattr(network, name, None)
+    return status == getattr(network, "STAT_CONNECTING", None) or status == getattr(network, "STAT_IDLE", None)
