@@ -236,9 +236,9 @@ def main():
             from mimi import app
 
             if opts["health"]:
-                from mimi.health import watchdog
+                from mimi.health import limits
 
-                watchdog.configure(opts["health"])
+                limits.configure(opts["health"])
             shipped = "/rom" if in_rom else root + "/firmware"  # certificates and pages: the image's
             firmware = app.App(
                 data_root=stored + "/data", cert_dirs=[shipped + "/certs"], overrides=overrides,

@@ -7,6 +7,7 @@ import machine
 from mimi import platform
 from mimi.bus.message import Bus, Message
 from mimi.health import crashes, watchdog
+from mimi.health.limits import configure
 from support import raises, remove_tree, run, tempdir, write
 
 
@@ -150,7 +151,7 @@ def _app(root):
 class _Limits:
     def __init__(self, **limits):
         self.saved = (watchdog.Health.wdt_timeout_ms, watchdog.Health.turn_limit_s, watchdog.Health.healthy_after_s)
-        watchdog.configure(",".join("{}={}".format(k, v) for k, v in limits.items()))
+        configure(",".join("{}={}".format(k, v) for k, v in limits.items()))
 
     def restore(self):
         h = watchdog.Health
@@ -295,4 +296,67 @@ def test_safe_mode_runs_no_agent_keeps_the_gateway_and_answers_every_message():
 
 
 def test_unknown_limits_are_refused():
-    raises(ValueError, watchdog.configure, "bogus=1")
+    raises(ValueError, configure, "bogus=1")
+
+
+_RARE = ("mimi.health.boot_verdict", "mimi.health.safe_mode", "mimi.health.status_lines")
+
+
+def _rare_loaded():
+    import sys
+
+    return [name for name in _RARE if name in sys.modules]
+
+
+def test_a_normal_boot_loads_the_verdict_only_to_give_it_then_lets_it_go():
+    path = _flash()
+    limits = _Limits(healthy_s=3600)
+    try:
+        for name in _RARE:
+            platform.unload(name)
+        crashes.record_crash()
+        assert crashes.decide() is False  # one early crash: a normal boot
+        app = _app(path)
+        health = watchdog.Health(app)
+
+        async def main():
+            health.start_core()
+            health.tick()
+            assert _rare_loaded() == [] and not health.healthy  # the boot window: no safe mode, no verdict yet
+            app.agent.turns = 1
+            health.tick()
+            assert health.healthy and crashes.count() == 0  # given (boot_verdict.py clears the count)...
+            assert _rare_loaded() == []  # ...and let go
+            health.tick()
+            await app.console.commands.table["status"][0]()
+            assert _rare_loaded() == ["mimi.health.status_lines"]  # typed
+            app.idle.set()
+
+        run(main())
+        assert app.console.commands.lines[1].startswith("  Health: normal; boot healthy; watchdog fed")
+    finally:
+        limits.restore()
+        _done(path)
+
+
+def test_safe_mode_loads_its_stand_in_and_never_the_verdict():
+    path = _flash()
+    try:
+        for name in _RARE:
+            platform.unload(name)
+        for _ in range(3):
+            crashes.record_crash()
+        crashes.decide()
+        app = _app(path)
+        health = watchdog.Health(app)
+
+        async def main():
+            health.start_core()
+            app.agent.turns = 1
+            health.tick()
+            assert _rare_loaded() == ["mimi.health.safe_mode"]
+            app.idle.set()
+
+        run(main())
+    finally:
+        _done(path)

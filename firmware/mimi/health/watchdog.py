@@ -1,20 +1,18 @@
-# The watchdog fed by a healthy main loop, safe mode's reduced start, and the healthy-boot verdict.
+# The watchdog fed by a healthy main loop, and the healthy-boot verdict. Loaded when needed: safe mode's
+# stand-in for the agent (safe_mode.py), what a healthy boot does (boot_verdict.py, let go at once), the
+# status lines (status_lines.py) and the test limits (limits.py).
 import asyncio
 
 import machine
 from mimi import platform
-from mimi.bus.message import Message
 from mimi.health import crashes
-from mimi.ota import bundle_root, mark_valid
-
-SAFE_MODE_REPLY = ("The device is in safe mode after repeated crashes at startup: the agent is off. "
-                   "Fix the cause (console or gateway), then type restart.")
+from mimi.ota import bundle_root
 
 
 class Health:
     """Starts the agent (or safe mode's stand-in) and the dispatcher, and feeds the watchdog while they work."""
 
-    # Limits are class attributes; the host runner's --health option sets them for tests.
+    # Limits are class attributes; the host runner's --health option sets them for tests (limits.py).
     wdt_timeout_ms = 60000  # a hung event loop resets the chip after this long
     turn_limit_s = 600  # one agent turn longer than this is stuck
     healthy_after_s = 60  # up this long with the network and the agent alive: a healthy boot
@@ -37,9 +35,9 @@ class Health:
         """Create the agent and dispatcher tasks (safe mode: a responder instead of the agent)."""
         app = self.app
         if self.safe_mode:
-            print("SAFE MODE: {} crashes in a row soon after boot; console and gateway only, no agent, "
-                  "no Telegram. Fix the cause, then type restart.".format(self.crashes_at_boot))
-            agent = asyncio.create_task(self._safe_responder())
+            from mimi.health import safe_mode
+
+            agent = safe_mode.start(self)
         else:
             crashes.inject_crash_if_asked(bundle_root(app.flash.root))
             agent = asyncio.create_task(app.agent.run())
@@ -74,63 +72,20 @@ class Health:
             if self._wdt is not None:
                 self._wdt.feed()
             self.problem = None
-            self._judge_boot()
+            app = self.app
+            if not (self.healthy or self.safe_mode) and app.wifi.is_up():  # the boot window: healthy yet?
+                up_s = platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000
+                if app.agent.turns or up_s >= self.healthy_after_s:  # a turn completed, or up long enough
+                    from mimi.health import boot_verdict
+
+                    boot_verdict.give(self, up_s)
         elif problem != self.problem:
             self.problem = problem
             print("watchdog: {}; no longer feeding it, the device resets within {} s".format(
                 problem, self.wdt_timeout_ms // 1000))
 
-    def _judge_boot(self):
-        if self.healthy or self.safe_mode or not self.app.wifi.is_up():
-            return
-        up_s = platform.ticks_diff(platform.ticks_ms(), self.app.started_ms) // 1000
-        if self.app.agent.turns == 0 and up_s < self.healthy_after_s:
-            return
-        self.healthy = True
-        crashes.clear()
-        valid = mark_valid()  # the OTA image is confirmed: no rollback at the next reset
-        print("health: healthy boot ({}); crash count cleared{}".format(
-            "a turn completed" if self.app.agent.turns else "up {} s".format(up_s),
-            ", firmware marked valid" if valid else ""))
-
-    async def _safe_responder(self):
-        bus = self.app.bus
-        while True:
-            message = await bus.inbound.get()
-            meta = {"kind": "error", "streamed": False, "request": message.meta}
-            await bus.outbound.put(Message(message.channel, message.chat_id, SAFE_MODE_REPLY, meta))
-
     async def status(self):
-        from mimi.ota import image
-
         await self._status()
-        out = self.app.console.commands.out
-        if self.safe_mode:
-            out("  Health: SAFE MODE ({} crashes soon after boot): console and gateway only; restart to leave".format(
-                self.crashes_at_boot))
-        else:
-            out("  Health: normal; boot {}; watchdog {}; {} early crashes".format(
-                "healthy" if self.healthy else "not yet proven healthy",
-                "fed" if self.problem is None else "STARVED ({})".format(self.problem), crashes.count()))
-        out("  Firmware: {}".format(image.describe()))
-        out("  Code: {}".format(platform.code_origin()))
+        from mimi.health import status_lines
 
-
-def configure(text):
-    """Host runner (--health): 'wdt_ms=2000,turn_s=3,healthy_s=5,claude_idle_s=2' shortens limits for tests."""
-    from mimi.llm.claude import Claude
-    from mimi.telegram.outbox import Outbox
-    from mimi.telegram.poller import Poller
-    from mimi.telegram.sender import Sender
-
-    names = {"wdt_ms": (Health, "wdt_timeout_ms"), "turn_s": (Health, "turn_limit_s"),
-             "healthy_s": (Health, "healthy_after_s"), "claude_first_byte_s": (Claude, "first_byte_s"),
-             "claude_idle_s": (Claude, "idle_s"), "claude_deadline_s": (Claude, "deadline_s"),
-             "tg_poll_s": (Poller, "poll_s"), "tg_grace_s": (Poller, "grace_s"),
-             "tg_patience_s": (Sender, "patience_s"), "tg_outbox_s": (Outbox, "retry_s")}
-    for item in text.split(","):
-        key, _, value = item.partition("=")
-        if key.strip() not in names:
-            raise ValueError("unknown health limit '{}' (known: {})".format(key, ", ".join(names)))
-        owner, attr = names[key.strip()]
-        setattr(owner, attr, int(value))
+        status_lines.tell(self)

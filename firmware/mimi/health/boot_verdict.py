@@ -1,0 +1,16 @@
+# A healthy boot, as health/watchdog.py judges it in the early boot window: the crash count is cleared and an
+# OTA image confirmed. Loaded once, at the verdict, and let go at once (platform.unload).
+from mimi import platform
+from mimi.health import crashes
+from mimi.ota import mark_valid
+
+
+def give(health, up_s):
+    """The boot is healthy: clear the early-crash count, confirm the running OTA image, say so."""
+    health.healthy = True
+    crashes.clear()
+    valid = mark_valid()  # the OTA image is confirmed: no rollback at the next reset
+    print("health: healthy boot ({}); crash count cleared{}".format(
+        "a turn completed" if health.app.agent.turns else "up {} s".format(up_s),
+        ", firmware marked valid" if valid else ""))
+    platform.unload(__name__)  # given once a boot
