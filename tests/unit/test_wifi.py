@@ -94,6 +94,10 @@ def test_status_texts_tell_the_failures_apart():
     assert "wrong password" in texts[2] and texts[2] != texts[0]
     assert texts[5] == "connection failed (status 4242)"
     assert len(set(texts)) == len(texts)
+    explain = wifi_failure.explain
+    assert explain(OSError("Wifi Internal Error"), 20) == "the WiFi driver refused to connect (Wifi Internal Error)"
+    assert explain(network.STAT_CONNECTING, 20) == explain(network.STAT_IDLE, 20) == "no answer within 20 s"
+    assert explain(network.STAT_WRONG_PASSWORD, 20) == "wrong password"
 
 
 def test_the_laptop_link_is_up_at_once_and_the_clock_gets_set():
