@@ -1,22 +1,13 @@
 # The gateway's routes: the chat page, its attachments script, uploads and /ws (imported at the first connection).
-import os
-
 from microdot import Response
 
 from mimi.gateway.web import Web, refuse
 from mimi.platform import const
+from mimi.storage import files
 
 PAGE_CHUNK = const(1024)  # the page is streamed from flash in pieces this big
 _PAGE_NAME = "index.html"
 _SHORT_OF_MEMORY = "the device is short of memory; try again later"
-
-
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
 
 
 def _file(path, content_type):
@@ -39,13 +30,13 @@ class Routes(Web):
 
     async def _page(self, request):
         path = self.gateway.app.www_dir + "/" + _PAGE_NAME
-        if _exists(path):
+        if files.exists(path):
             return _file(path, "text/html; charset=utf-8")
         return Response("The web chat page is missing: copy www/index.html to the flash.\n", 404)
 
     async def _attach_script(self, request):
         path = self.gateway.app.www_dir + "/attach.js"  # the web chat's attachments, in a file of their own
-        if not _exists(path):
+        if not files.exists(path):
             return Response("", 404)
         return _file(path, "application/javascript; charset=utf-8")
 

@@ -1,9 +1,8 @@
 # The onboarding access point's setup page: WiFi, bot token and API key, saved to NVS.
-import os
-
 from microdot import Microdot, Response
 
 from mimi.platform import const
+from mimi.storage import files
 
 PAGE_NAME = "setup.html"
 PAGE_CHUNK = const(1024)  # the page is streamed from flash in pieces this big
@@ -25,14 +24,6 @@ def _escape(text):
     return text.replace('"', "&quot;")
 
 
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
 def _answer(status, text):
     body = _ANSWER_PAGE.format("Saved" if status == 200 else "Not saved", _escape(text))
     return Response(body, status, {"Content-Type": "text/html; charset=utf-8"})
@@ -45,7 +36,7 @@ def web_app(app):
     @web.get("/")
     async def page(request):
         path = app.www_dir + "/" + PAGE_NAME
-        if not _exists(path):
+        if not files.exists(path):
             return Response("The setup page is missing: copy www/setup.html to the flash.\n", 404)
         response = Response.send_file(path, content_type="text/html; charset=utf-8")
         response.send_file_buffer_size = PAGE_CHUNK
