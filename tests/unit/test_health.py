@@ -158,6 +158,15 @@ class _Limits:
         h.wdt_timeout_ms, h.turn_limit_s, h.healthy_after_s = self.saved
 
 
+def _booted_after(root, crashes_in_a_row):
+    """The app and its Health after a boot that followed this many early crashes (3: safe mode)."""
+    for _ in range(crashes_in_a_row):
+        crashes.record_crash()
+    crashes.decide()
+    app = _app(root)
+    return app, watchdog.Health(app)
+
+
 def test_a_stuck_turn_stops_the_feeding_and_the_watchdog_bites():
     path = _flash()
     limits = _Limits(wdt_ms=30, turn_s=0, healthy_s=3600)
@@ -216,11 +225,7 @@ def test_the_first_turn_proves_the_boot_healthy_and_marks_the_firmware_valid():
         part.writeblocks(0, bytearray(b"\xe9" * 4096))
         part.set_boot()
         esp32._reload()  # now running the new, unconfirmed slot
-        crashes.record_crash()
-        crashes.record_crash()
-        crashes.decide()
-        app = _app(path)
-        health = watchdog.Health(app)
+        app, health = _booted_after(path, 2)
 
         async def main():
             health.start_core()
@@ -269,11 +274,7 @@ def test_uptime_with_network_also_proves_health_but_not_without_network():
 def test_safe_mode_runs_no_agent_keeps_the_gateway_and_answers_every_message():
     path = _flash()
     try:
-        for _ in range(3):
-            crashes.record_crash()
-        crashes.decide()
-        app = _app(path)
-        health = watchdog.Health(app)
+        app, health = _booted_after(path, 3)
         assert health.startable([app.gateway, app.telegram]) == [app.gateway]
 
         async def main():
@@ -344,11 +345,7 @@ def test_safe_mode_loads_its_stand_in_and_never_the_verdict():
     try:
         for name in _RARE:
             platform.unload(name)
-        for _ in range(3):
-            crashes.record_crash()
-        crashes.decide()
-        app = _app(path)
-        health = watchdog.Health(app)
+        app, health = _booted_after(path, 3)
 
         async def main():
             health.start_core()
