@@ -120,7 +120,7 @@ class Consolidator:
         messages, n, last = self._oldest(stem, total, KEEP)
         if not n:
             return "nothing to consolidate"
-        refusal = agent._check_call(message)  # the budget and the hourly cap apply as to any call
+        refusal = agent.check_call(message)  # the budget and the hourly cap apply as to any call
         if refusal:
             return "not now ({})".format(refusal.split(".")[0])
         facts_ok = self._facts_allowed(role)
@@ -135,7 +135,7 @@ class Consolidator:
                                                max_tokens=SUMMARY_TOKENS)
         except ClaudeError as exc:
             return "the summary call failed ({}); the turns stay".format(exc.message)
-        agent._spent(message, result)
+        agent.spent(message, result)
         summary, facts = summary_call.parse_reply(result.text)
         if not summary:
             return "Claude sent no summary; the turns stay"

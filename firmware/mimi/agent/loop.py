@@ -39,14 +39,14 @@ class Agent:
                 return refusal
         return None
 
-    def _check_call(self, message):
+    def check_call(self, message):
         for gate in self.gates:
             refusal = gate.check_call(message)
             if refusal:
                 return refusal
         return None
 
-    def _spent(self, message, result):
+    def spent(self, message, result):
         for gate in self.gates:
             try:
                 gate.spent(message, result)
@@ -130,7 +130,7 @@ class Agent:
             for round_no in range(MAX_TOOL_ROUNDS + 1):
                 last = round_no == MAX_TOOL_ROUNDS
                 fresh_round[0] = True
-                refusal = self._check_call(message)
+                refusal = self.check_call(message)
                 if refusal:
                     texts.append(refusal)
                     if streaming:  # the text so far was shown: show why the turn stops here too
@@ -140,7 +140,7 @@ class Agent:
                     system, messages, tools, on_delta if streaming else None, "none" if last and tools else None,
                     model, on_tool,
                 )
-                self._spent(message, result)
+                self.spent(message, result)
                 text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
                 if text:
                     texts.append(text)
