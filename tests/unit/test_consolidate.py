@@ -48,10 +48,10 @@ class FakeAgent:
         self.refusal = refusal
         self.spent = []
 
-    def _check_call(self, message):
+    def check_call(self, message):
         return self.refusal
 
-    def _spent(self, message, result):
+    def spent(self, message, result):
         self.spent.append(result.usage)
 
 
