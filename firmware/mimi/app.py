@@ -61,7 +61,7 @@ class App:
         self.space = space.setup(self, self.audit.folder)  # a full flash gives up old chats, notes, audit days
         self.policy = policy.setup(self)  # [safety] roles, tool tiers, autonomy levels, confirmations
         self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
-                           self.channels, self.wifi.is_up, self.registry)
+                           self.channels, self.wifi.is_up, self.registry, self.config)
         self.budget = budget.setup(self)  # [safety] rate limits, call and token budgets, usage
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []

@@ -66,6 +66,24 @@ def test_a_confirm_tool_runs_only_after_approve_and_stale_buttons_say_so(bot, tg
     assert len(fake.requests) == 2
 
 
+def test_a_waiting_confirmation_keeps_the_operators_role_and_chat_while_the_console_runs_a_tool(bot, tg, fake):
+    # Each tool call runs for its own turn: the console's tool_exec (the owner) while an operator's cron_add
+    # waits for its button must not lend the job the console's role or chat.
+    bot.command("tool_policy cron_add confirm")
+    fake.script(tool_use("cron_add", {"schedule": "every", "seconds": 3600, "message": "Water the plants"}),
+                text("Scheduled."))
+    tg.user_message(OPERATOR, "remind me every hour to water the plants")
+    assert tg.wait_for(lambda: _question(tg, OPERATOR), 30), bot.output[-2000:]
+    message_id, approve, _ = _question(tg, OPERATOR)
+    assert '"utc"' in bot.command("tool_exec get_current_time {}", timeout=20)  # the owner, meanwhile
+    tg.callback_query(OPERATOR, approve, message_id)
+    assert tg.wait_for(lambda: "Scheduled." in _shown(tg, OPERATOR), 30), bot.output[-2000:]
+    job = json.loads(_tool_result(fake.wait_requests(2)[1])["content"])
+    assert (job["answer_in"], job["acts_as"]) == ("telegram:{}".format(OPERATOR), "operator")
+    listed = bot.command("cron_list", timeout=20)
+    assert "telegram:{}".format(OPERATOR) in listed and "operator" in listed, listed
+
+
 def test_deny_refuses_and_the_model_hears_it(bot, tg, fake):
     fake.script(tool_use("gpio_write", LIGHT_ON), text("Okay, I left it off."))
     tg.user_message(OWNER, "light on")

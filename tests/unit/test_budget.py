@@ -151,14 +151,14 @@ def test_the_owner_is_warned_once_at_80_percent_and_at_100_the_user_gets_the_pol
 def test_the_notice_and_refusal_texts_are_loaded_only_once_80_percent_is_used():
     folder = tempdir("budget")
     try:
-        with NotImported("mimi.safety.budget_refusals"):
+        with NotImported("mimi.safety.budget_texts"):
             budget, told, _ = make(folder, day_tokens=1000)
             for _ in range(2):  # two turns well within the budget
                 assert run(budget.admit(telegram(7))) is None and budget.check_call(telegram(7)) is None
                 budget.spent(telegram(7), Result(used(300, 50)))
-            assert told == [] and not imported("mimi.safety.budget_refusals")
+            assert told == [] and not imported("mimi.safety.budget_texts")
             budget.spent(telegram(7), Result(used(110)))  # 810 of 1000
-            assert "81% of today's token budget" in told[0] and imported("mimi.safety.budget_refusals")
+            assert "81% of today's token budget" in told[0] and imported("mimi.safety.budget_texts")
     finally:
         remove_tree(folder)
 

@@ -1,6 +1,6 @@
 # Console command-line parsing, and the built-in commands read from their table when run or listed.
 from stub_app import stub_app
-from support import raises, remove_tree, run
+from support import NotImported, imported, raises, remove_tree, run
 
 from mimi.channels.commands import split_args
 
@@ -136,7 +136,7 @@ def test_a_layer_adds_its_commands_as_lines_read_when_run_or_listed():
         remove_tree(app.top)
 
 
-def test_a_module_function_gets_its_first_argument_and_a_lazy_tool_is_set_up_at_the_first_use():
+def test_a_module_function_gets_its_first_argument_and_a_lazy_module_is_imported_at_the_first_use():
     from mimi.tools.builtin_defs import COMMANDS
     from mimi.tools.registry import Registry
 
@@ -147,16 +147,15 @@ def test_a_module_function_gets_its_first_argument_and_a_lazy_tool_is_set_up_at_
         tools.add_commands("mimi.tools.gpio")  # only gpio's lines of builtin_defs.COMMANDS
         assert sorted(name for name in commands.table if name.startswith("gpio_")) == ["gpio_allow", "gpio_deny"]
         assert "watch_add" not in commands.table and commands.texts[-1] is COMMANDS
-        assert commands.table["gpio_allow"] is None and "mimi.tools.gpio" not in tools._set_up
-        lines = []
-        commands.out = lines.append
-        run(commands.execute("gpio_allow"))  # gpio's own handler ran, gpio set up for this app first
-        gpio = __import__("mimi.tools.gpio", None, None, ["_"])
-        assert tools._set_up == ["mimi.tools.gpio"] and gpio._app[0] is app
-        assert commands.table["gpio_allow"][0] is gpio._allow_command  # its setup put its own handler back
+        assert commands.table["gpio_allow"] is None
+        with NotImported("mimi.tools.gpio"):
+            app.config.set("tool_config", "gpio_allow", "4")
+            run(commands.execute("gpio_deny 4"))  # gpio.deny_command(app.config, "4"): its module imported now
+            assert imported("mimi.tools.gpio") and app.config.get("tool_config", "gpio_allow") == ""
+        assert commands.table["gpio_allow"] is None and not tools._bound  # no tools made for a command
         app.part = _Part()
         commands.add_lines(_LINES)
-        run(commands.execute("later_two 7"))  # _later_two(app.part, "7") from this module: no set-up
-        assert app.part.calls == [("two", "7")] and "test_commands" not in tools._set_up
+        run(commands.execute("later_two 7"))  # _later_two(app.part, "7") from this module
+        assert app.part.calls == [("two", "7")] and not tools._bound
     finally:
         remove_tree(app.top)

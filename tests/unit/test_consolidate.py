@@ -46,13 +46,13 @@ class FakeAgent:
     def __init__(self, claude, refusal=None):
         self.claude = claude
         self.refusal = refusal
-        self.spent = []
+        self.used = []
 
     def check_call(self, message):
         return self.refusal
 
     def spent(self, message, result):
-        self.spent.append(result.usage)
+        self.used.append(result.usage)
 
 
 class Holder:
@@ -102,7 +102,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
                         "question 10", "answer 10", "question 11", "answer 11"]
         sent = claude.calls[0]["messages"][0]["content"].text()  # pieces, escaped as the request is written
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
-        assert claude.calls[0]["tools"] is None and agent.spent  # counted by the budget
+        assert claude.calls[0]["tools"] is None and agent.used  # counted by the budget
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
         assert not files.exists(app.sessions.journal_path("telegram_42"))
         assert not consolidate.of(app).due("telegram", "42")

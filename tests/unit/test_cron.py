@@ -10,8 +10,7 @@ from mimi.channels.system import (
     system_message)
 from mimi.cron.service import CLOCK_SET_AFTER, Cron
 from mimi.cron.store import EVERY_MIN_S, JOBS_MAX, CronError, Store
-from mimi.safety import policy
-from mimi.tools import cron_tools, registry, send_message
+from mimi.tools import cron_tools, registry, send_message, turn
 
 NOW = 1760000000  # 2025-10-09
 
@@ -20,8 +19,6 @@ def _app():
     app = stub_app("cron")
     cron.setup(app)  # the console commands, as at boot (no cron.json: no service yet)
     app.cron = Cron(app)
-    cron_tools.setup(app)
-    send_message.setup(app)
     return app
 
 
@@ -196,9 +193,9 @@ def test_targets_are_encoded_in_the_chat_id_and_checked():
     assert decode_target("websocket:ws_1") == ("websocket", "ws_1")
     for bad in ("telegram", "system:x", "telegram:abc", "cli:", "mail:x"):
         raises(ValueError, decode_target, bad)
-    assert requesting_chat({"channel": "telegram", "chat_id": "42"}) == ("telegram", "42")
-    assert requesting_chat({"channel": "system", "chat_id": "websocket:ws_2"}) == ("websocket", "ws_2")
-    assert requesting_chat({}) == ("cli", "console")
+    assert requesting_chat("telegram", "42") == ("telegram", "42")
+    assert requesting_chat("system", "websocket:ws_2") == ("websocket", "ws_2")
+    assert requesting_chat(None, "") == ("cli", "console")
 
 
 def test_replies_reach_the_target_chat_and_heartbeat_ok_reaches_no_one():
@@ -231,22 +228,21 @@ def test_replies_reach_the_target_chat_and_heartbeat_ok_reaches_no_one():
 def test_cron_add_defaults_to_the_requesting_chat():
     app = _app()
     try:
-        registry.current.clear()
-        registry.current.update({"channel": "telegram", "chat_id": "42", "meta": {}})
-        shown = cron_tools.CronAdd().run({"schedule": "every", "seconds": 3600, "message": "Water"})
+        add = cron_tools.CronAdd(app)
+        shown = add.run({"schedule": "every", "seconds": 3600, "message": "Water"},
+                        turn.of(app.config, "telegram", "42", {}))
         assert shown["answer_in"] == "telegram:42" and shown["every_seconds"] == 3600
         assert shown["next_run_unix"] - platform.unix_time() in (3599, 3600)
         # A cron turn that schedules another job answers in the same real chat, not in "system".
-        registry.current.update({"channel": "system", "chat_id": "telegram:42"})
-        shown = cron_tools.CronAdd().run({"schedule": "in", "seconds": 90, "message": "Again"})
+        shown = add.run({"schedule": "in", "seconds": 90, "message": "Again"},
+                        turn.of(app.config, "system", "telegram:42"))
         assert shown["answer_in"] == "telegram:42" and shown["once"]
-        listed = cron_tools.CronList().run({})
+        listed = cron_tools.CronList(app).run({})
         assert [job["id"] for job in listed["jobs"]] == [1, 2]
-        assert "removed cron job 1" in cron_tools.CronRemove().run({"id": 1})
+        assert "removed cron job 1" in cron_tools.CronRemove(app).run({"id": 1})
         assert [job["id"] for job in Store(app.flash.root).jobs] == [2]
-        assert "no cron job" in str(raises(registry.ToolError, cron_tools.CronRemove().run, {"id": 1}))
+        assert "no cron job" in str(raises(registry.ToolError, cron_tools.CronRemove(app).run, {"id": 1}))
     finally:
-        registry.current.clear()
         remove_tree(app.top)
 
 
@@ -254,10 +250,9 @@ def test_a_job_acts_with_the_role_of_whoever_asked_for_it():
     app = _app()
     try:
         app.config.set("tg_config", "allowlist", "7")
-        registry.current.clear()
-        registry.current.update({"channel": "telegram", "chat_id": "7", "meta": {"user_id": 7, "role": "operator"}})
-        shown = cron_tools.CronAdd().run({"schedule": "every", "seconds": 3600, "message": "Tidy up",
-                                          "channel": "cli", "chat_id": "console"})
+        operator = turn.of(app.config, "telegram", "7", {"user_id": 7, "role": "operator"})
+        shown = cron_tools.CronAdd(app).run({"schedule": "every", "seconds": 3600, "message": "Tidy up",
+                                             "channel": "cli", "chat_id": "console"}, operator)
         assert shown["answer_in"] == "cli:console" and shown["acts_as"] == "operator"
         app.cron.store.jobs.append({"id": 9, "kind": "every", "seconds": 3600, "next": NOW + 3600,
                                     "message": "Old job", "channel": "cli", "chat_id": "console"})
@@ -267,37 +262,34 @@ def test_a_job_acts_with_the_role_of_whoever_asked_for_it():
         app.cron.store.jobs[0]["next"] = NOW + 3600
         assert run(app.cron.check(NOW + 3600)) == 2
         turns = {turn.meta["job"]: turn for turn in _inbound(app)}
-        assert policy.role_of(app.config, {"channel": "system", "chat_id": turns[1].chat_id,
-                                           "meta": turns[1].meta}) == "operator"  # not the console's owner
-        assert policy.role_of(app.config, {"channel": "system", "chat_id": turns[9].chat_id,
-                                           "meta": turns[9].meta}) == "owner"  # no role stored: the chat's trust
+        assert turn.of(app.config, "system", turns[1].chat_id,
+                       turns[1].meta).role == "operator"  # not the console's owner
+        assert turn.of(app.config, "system", turns[9].chat_id,
+                       turns[9].meta).role == "owner"  # no role stored: the chat's trust
     finally:
-        registry.current.clear()
         remove_tree(app.top)
 
 
 def test_tools_never_write_to_strangers_on_telegram():
     app = _app()
     try:
-        registry.current.clear()
-        registry.current.update({"channel": "cli", "chat_id": "console"})
+        console = turn.of(app.config, "cli", "console")
         stranger = {"schedule": "in", "seconds": 60, "message": "x", "channel": "telegram", "chat_id": "7"}
-        error = raises(registry.ToolError, cron_tools.CronAdd().run, stranger)
+        error = raises(registry.ToolError, cron_tools.CronAdd(app).run, stranger, console)
         assert "allowlist" in str(error)
         app.config.set("tg_config", "allowlist", "7")
         assert check_reachable(app, ("telegram", 7), ("cli", "console")) == ("telegram", "7")
-        assert "needs `seconds`" in str(raises(registry.ToolError, cron_tools.CronAdd().run,
-                                               {"schedule": "every", "message": "x"}))
+        assert "needs `seconds`" in str(raises(registry.ToolError, cron_tools.CronAdd(app).run,
+                                               {"schedule": "every", "message": "x"}, console))
     finally:
-        registry.current.clear()
         remove_tree(app.top)
 
 
 def test_send_message_puts_a_reply_on_the_outbound_queue():
     app = _app()
     try:
-        registry.current.clear()
-        result = run(send_message.run({"channel": "cli", "chat_id": "console", "text": "Hello there"}))
+        tool, console = send_message.SendMessage(app), turn.console()
+        result = run(tool.run({"channel": "cli", "chat_id": "console", "text": "Hello there"}, console))
         assert "sent" in result
         message = app.bus.outbound.get_nowait()
         assert (message.channel, message.chat_id, message.content) == ("cli", "console", "Hello there")
@@ -305,10 +297,10 @@ def test_send_message_puts_a_reply_on_the_outbound_queue():
         # Telegram needs a bot token and an allowlisted user.
         app.config.set("tg_config", "allowlist", "42")
         to_owner = {"channel": "telegram", "chat_id": 42, "text": "x"}
-        error = raises(registry.ToolError, run, send_message.run(to_owner))
+        error = raises(registry.ToolError, run, tool.run(to_owner, console))
         assert "bot token" in str(error)
         assert "empty" in str(raises(registry.ToolError, run,
-                                     send_message.run({"channel": "cli", "chat_id": "console", "text": " "})))
+                                     tool.run({"channel": "cli", "chat_id": "console", "text": " "}, console)))
         assert app.bus.outbound.empty()
     finally:
         remove_tree(app.top)

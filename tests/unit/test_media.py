@@ -95,29 +95,27 @@ class _Holder:
 def test_keep_file_moves_the_turns_file_under_files_and_never_overwrites():
     from mimi.storage import files
     from mimi.storage.layout import Flash
-    from mimi.tools import media_tools, registry
+    from mimi.tools import media_tools
+    from mimi.tools.turn import Turn
 
     top = tempdir("keep")
     try:
         app = _Holder()
         app.flash = Flash(top + "/data")
         app.flash.seed()
-        media_tools.setup(app)
-        tool = media_tools.TOOLS[0]
-        registry.current.clear()
-        registry.current.update({"channel": "telegram", "chat_id": "42", "meta": {}})
+        tool = media_tools.KeepFile(app)
+        turn = Turn("telegram", "42", {}, "operator")
         try:
-            tool.run({})
+            tool.run({}, turn)
             raise AssertionError("kept nothing")
         except Exception as exc:
             assert "no photo or file" in str(exc)
         for expected in ("files/receipt.jpg", "files/receipt-2.jpg"):
             path = attachments.inbox_path(app.flash.root, "tg_1", ".jpg")
             write(path, b"\xff\xd8\xff data", "wb")
-            registry.current["meta"] = {"media": attachments.media("image", path, "image/jpeg")}
-            assert tool.run({"name": "receipt"}) == "kept as " + expected
+            turn = Turn("telegram", "42", {"media": attachments.media("image", path, "image/jpeg")}, "operator")
+            assert tool.run({"name": "receipt"}, turn) == "kept as " + expected
             assert not files.exists(path) and files.exists(app.flash.root + "/" + expected)
-        registry.current.clear()
     finally:
         remove_tree(top)
 

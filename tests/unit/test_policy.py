@@ -5,10 +5,12 @@ import esp32
 from mimi.bus.message import Bus
 from mimi.channels.console import Console as CliConsole
 from mimi.config import Config
-from mimi.safety import confirm, policy, policy_console, roles
+from mimi.safety import confirm, policy, roles
 from mimi.safety.policy import Policy
 from mimi.telegram.poller import Poller
-from mimi.tools import registry
+from mimi.tools import tool_check, turn
+from mimi.tools.loading import load_builtins
+from mimi.tools.registry import Registry
 from support import NotImported, imported, raises, run
 
 
@@ -21,9 +23,16 @@ class UserTool:
         self.acting = acting
         if tier is not None:
             self.tier = tier
+        assert tool_check.check_tool(self) is None  # as the registry adds it: its safety facts filled in
 
     def run(self, input):
         return "fed"
+
+
+def _builtins():
+    tools = Registry()
+    load_builtins(tools)
+    return tools.tools
 
 
 class Commands:
@@ -58,110 +67,115 @@ class App:
         self.console = Console()
 
 
-def _turn(channel, chat_id, meta=None):
-    registry.current.clear()
-    registry.current.update({"channel": channel, "chat_id": chat_id, "meta": meta})
+def _turn(app, channel, chat_id, meta=None):
+    return turn.of(app.config, channel, chat_id, meta)
 
 
-def test_tiers_come_from_the_table_a_tier_attribute_or_whether_the_tool_acts():
-    assert policy.tier_of("get_current_time") == roles.OBSERVER
-    assert policy.tier_of("gpio_read") == policy.tier_of("gpio_write") == roles.OPERATOR
-    assert policy.tier_of("write_file") == policy.tier_of("remember") == roles.OWNER
-    assert policy.tier_of("feed_cat", UserTool()) == roles.OPERATOR
-    assert policy.tier_of("feed_cat", UserTool(acting=True)) == roles.OWNER
-    assert policy.tier_of("feed_cat", UserTool(acting=True, tier="observer")) == roles.OBSERVER
-    assert policy.tier_of("feed_cat", UserTool(tier="emperor")) == roles.OPERATOR  # unknown tiers are ignored
+def test_tiers_come_from_the_tool_a_tier_attribute_or_whether_the_tool_acts():
+    tools = _builtins()
+    assert policy.tier_of(tools["get_current_time"]) == roles.OBSERVER
+    assert policy.tier_of(tools["gpio_read"]) == policy.tier_of(tools["gpio_write"]) == roles.OPERATOR
+    assert policy.tier_of(tools["write_file"]) == policy.tier_of(tools["remember"]) == roles.OWNER
+    assert policy.tier_of(UserTool()) == roles.OPERATOR
+    assert policy.tier_of(UserTool(acting=True)) == roles.OWNER
+    assert policy.tier_of(UserTool(acting=True, tier="observer")) == roles.OBSERVER
+    assert policy.tier_of(UserTool(tier="emperor")) == roles.OPERATOR  # unknown tiers are ignored
+    assert policy.tier_of(None) == roles.OPERATOR  # an unknown tool: refused to observers before "unknown tool"
 
 
 def test_default_levels_read_alone_and_report_what_acts():
-    assert policy.default_level("get_current_time") == policy.AUTONOMOUS
-    assert policy.default_level("gpio_read") == policy.AUTONOMOUS
-    assert policy.default_level("gpio_write") == policy.REPORT
-    assert policy.default_level("write_file") == policy.REPORT
-    assert policy.default_level("cron_add") == policy.default_level("remember") == policy.AUTONOMOUS
-    assert policy.default_level("feed_cat", UserTool(tier="owner")) == policy.AUTONOMOUS
+    tools, config = _builtins(), Config()
+    esp32.set_flash_dir(None)
+    for name, level in (("get_current_time", policy.AUTONOMOUS), ("gpio_read", policy.AUTONOMOUS),
+                        ("gpio_write", policy.REPORT), ("write_file", policy.REPORT),
+                        ("cron_add", policy.AUTONOMOUS), ("remember", policy.AUTONOMOUS)):
+        assert policy.level_of(config, name, tools[name]) == level, name
+    assert policy.level_of(config, "feed_cat", UserTool(tier="owner")) == policy.AUTONOMOUS
+    assert policy.level_of(config, "feed_cat", UserTool(acting=True)) == policy.REPORT
 
 
 def test_levels_are_stored_only_when_they_differ_from_the_default():
-    app = App()
-    policy_console.set_level(app.config, "gpio_write", "confirm")
-    policy_console.set_level(app.config, "write_file", "blocked")
+    app, tools = App(), _builtins()
+    policy.set_level(app.config, "gpio_write", "confirm", tools["gpio_write"])
+    policy.set_level(app.config, "write_file", "blocked", tools["write_file"])
     assert app.config.get("tool_config", "policy") == "gpio_write=confirm,write_file=blocked"
-    assert policy.level_of(app.config, "gpio_write") == policy.CONFIRM
-    policy_console.set_level(app.config, "gpio_write", "report")  # back to its default
+    assert policy.level_of(app.config, "gpio_write", tools["gpio_write"]) == policy.CONFIRM
+    policy.set_level(app.config, "gpio_write", "report", tools["gpio_write"])  # back to its default
     assert app.config.get("tool_config", "policy") == "write_file=blocked"
-    error = raises(ValueError, policy_console.set_level, app.config, "gpio_write", "sometimes")
+    error = raises(ValueError, policy.set_level, app.config, "gpio_write", "sometimes", tools["gpio_write"])
     assert "autonomous, report, confirm, blocked" in str(error)
     assert policy.parse_levels("a=confirm, b=nonsense,=report,c") == {"a": "confirm"}
 
 
 def test_a_role_below_the_tier_is_refused_with_the_reason():
-    app = App()
+    app, tools = App(), _builtins()
     gate = Policy(app)
-    _turn("telegram", "9", {"user_id": 9, "role": "observer"})
-    refusal = run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
+    t = _turn(app, "telegram", "9", {"user_id": 9, "role": "observer"})
+    refusal = run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
     assert refusal.startswith("gpio_write was not run: it needs the operator role and the user asking is an observer")
-    assert run(gate.approve("get_current_time", {}, None)) is None
-    _turn("telegram", "7", {"user_id": 7, "role": "operator"})
-    assert run(gate.approve("gpio_read", {"pin": 4}, None)) is None
-    assert "needs the owner role" in run(gate.approve("write_file", {"path": "x", "content": "y"}, None))
-    _turn("cli", "console")  # the console is the owner
-    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, None)) is None
+    assert run(gate.approve("get_current_time", {}, tools["get_current_time"], t)) is None
+    t = _turn(app, "telegram", "7", {"user_id": 7, "role": "operator"})
+    assert run(gate.approve("gpio_read", {"pin": 4}, tools["gpio_read"], t)) is None
+    assert "needs the owner role" in run(gate.approve("write_file", {"path": "x", "content": "y"}, tools["write_file"], t))
+    t = _turn(app, "cli", "console")  # the console is the owner
+    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, tools["write_file"], t)) is None
     # A system turn without a role has the trust of the chat it answers in.
-    _turn("system", "telegram:42", {"source": "cron"})  # not an allowlisted user: least trusted
-    assert "observer" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
+    t = _turn(app, "system", "telegram:42", {"source": "cron"})  # not an allowlisted user: least trusted
+    assert "observer" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
     app.config.set("tg_config", "allowlist", "7,42")
     roles.set_role(app.config, 42, "observer")
-    assert "observer" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
-    _turn("system", "telegram:7", {"source": "cron"})  # an operator's private chat
-    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None)) is None
-    assert "owner role" in run(gate.approve("write_file", {"path": "x", "content": "y"}, None))
-    _turn("system", "cli:console", {"source": "heartbeat"})
-    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, None)) is None
-    _turn("system", "telegram:-100200", {"source": "cron"})  # a group: least trusted
-    assert "observer" in run(gate.approve("get_weather", {"place": "Oslo"}, None))
-    _turn("system", "telegram:7", {"source": "watcher", "role": "owner"})  # an explicit role wins
-    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, None)) is None
+    t = _turn(app, "system", "telegram:42", {"source": "cron"})  # an allowlisted observer
+    assert "observer" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
+    t = _turn(app, "system", "telegram:7", {"source": "cron"})  # an operator's private chat
+    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t)) is None
+    assert "owner role" in run(gate.approve("write_file", {"path": "x", "content": "y"}, tools["write_file"], t))
+    t = _turn(app, "system", "cli:console", {"source": "heartbeat"})
+    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, tools["write_file"], t)) is None
+    t = _turn(app, "system", "telegram:-100200", {"source": "cron"})  # a group: least trusted
+    assert "observer" in run(gate.approve("get_weather", {"place": "Oslo"}, tools["get_weather"], t))
+    t = _turn(app, "system", "telegram:7", {"source": "watcher", "role": "owner"})  # an explicit role wins
+    assert run(gate.approve("write_file", {"path": "x", "content": "y"}, tools["write_file"], t)) is None
     assert gate.refused == 6
 
 
 def test_blocked_never_runs_and_confirm_asks_the_requesting_chat():
     approving, denying = Asker(confirm.APPROVED), Asker(confirm.DENIED)
-    app = App({"telegram": approving, "websocket": denying})
+    app, tools = App({"telegram": approving, "websocket": denying}), _builtins()
     gate = Policy(app)
-    policy_console.set_level(app.config, "gpio_write", "blocked")
-    _turn("telegram", "42", {"user_id": 42, "role": "owner"})
-    assert "blocked it on this device" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
-    policy_console.set_level(app.config, "gpio_write", "confirm")
-    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1, "api_key": "hunter2"}, None)) is None
+    policy.set_level(app.config, "gpio_write", "blocked", tools["gpio_write"])
+    t = _turn(app, "telegram", "42", {"user_id": 42, "role": "owner"})
+    assert "blocked it on this device" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
+    policy.set_level(app.config, "gpio_write", "confirm", tools["gpio_write"])
+    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1, "api_key": "hunter2"}, tools["gpio_write"], t)) is None
     text, asker, seconds = approving.asked[0]
     assert text.startswith("May I run gpio_write with {") and text.endswith("}?")
     assert '"api_key": "****"' in text and '"pin": 4' in text and "hunter2" not in text
     assert asker == 42 and seconds == 120
-    _turn("websocket", "ws_1")
-    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None)) == \
+    t = _turn(app, "websocket", "ws_1")
+    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t)) == \
         "the user denied running gpio_write; it was not run"
-    _turn("system", "telegram:42", {"role": "owner", "source": "watcher"})  # a system turn asks its target chat
-    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None)) is None
+    t = _turn(app, "system", "telegram:42", {"role": "owner", "source": "watcher"})  # a system turn asks its target chat
+    assert run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t)) is None
     assert approving.asked[1][1] is None  # no asker: anyone trusted enough may answer
-    _turn("cli", "console")  # no console channel here: nobody can be asked
-    assert "cannot ask" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, None))
+    t = _turn(app, "cli", "console")  # no console channel here: nobody can be asked
+    assert "cannot ask" in run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
     assert gate.questions.open == {}
 
 
 def test_the_confirmation_code_is_loaded_only_once_a_tool_must_be_confirmed():
-    modules = ("mimi.safety.confirm", "mimi.safety.confirm_question", "mimi.safety.policy_confirm")
+    modules = ("mimi.safety.confirm",)
+    tools = _builtins()
     with NotImported(*modules):
         asker = Asker(confirm.APPROVED)
         app = App({"telegram": asker})
         gate, console = Policy(app), CliConsole(app)
-        _turn("telegram", "42", {"user_id": 42, "role": "owner"})
-        assert run(gate.approve("get_current_time", {}, None)) is None  # a simple tool runs on its own
-        assert run(gate.approve("gpio_write", {"pin": 4}, None)) is None  # reported afterwards, not asked
+        t = _turn(app, "telegram", "42", {"user_id": 42, "role": "owner"})
+        assert run(gate.approve("get_current_time", {}, tools["get_current_time"], t)) is None  # a simple tool runs on its own
+        assert run(gate.approve("gpio_write", {"pin": 4}, tools["gpio_write"], t)) is None  # reported afterwards, not asked
         assert not console._answers("status")  # no question open: a typed line is a command
         assert [name for name in modules if imported(name)] == [] and gate.questions is None
-        policy_console.set_level(app.config, "gpio_write", "confirm")
-        assert run(gate.approve("gpio_write", {"pin": 4}, None)) is None
+        policy.set_level(app.config, "gpio_write", "confirm", tools["gpio_write"])
+        assert run(gate.approve("gpio_write", {"pin": 4}, tools["gpio_write"], t)) is None
         assert asker.asked[0][0] == 'May I run gpio_write with {"pin": 4}?'
         assert [name for name in modules if imported(name)] == list(modules)
 
@@ -193,13 +207,13 @@ def test_questions_are_bounded_found_by_id_and_answered_oldest_first():
 def test_a_report_level_call_tells_the_requesting_chat_what_ran():
     app = App({"telegram": Asker(None)})
     gate = Policy(app)
-    turn = {"channel": "telegram", "chat_id": "42", "meta": {"role": "owner"}}
-    run(gate.ran("gpio_write", {"pin": 4}, None, "GPIO 4 is high\nnow", False, turn))
-    run(gate.ran("gpio_read", {"pin": 4}, None, "1", False, turn))  # autonomous: nothing said
+    tools, t = _builtins(), _turn(app, "telegram", "42", {"role": "owner"})
+    run(gate.ran("gpio_write", {"pin": 4}, tools["gpio_write"], "GPIO 4 is high\nnow", False, t))
+    run(gate.ran("gpio_read", {"pin": 4}, tools["gpio_read"], "1", False, t))  # autonomous: nothing said
     message = app.bus.outbound.get_nowait()
     assert message.channel == "telegram" and message.chat_id == "42" and message.meta == {"kind": "report"}
     assert message.content == '\u2139\ufe0f I ran gpio_write {"pin": 4}: GPIO 4 is high now'
-    run(gate.ran("gpio_write", {"pin": 5}, None, "x" * 300, True, turn))
+    run(gate.ran("gpio_write", {"pin": 5}, tools["gpio_write"], "x" * 300, True, t))
     failed = app.bus.outbound.get_nowait().content
     assert failed.startswith('\u2139\ufe0f I tried gpio_write {"pin": 5}: it failed: xxx')
     assert len(failed) < 260

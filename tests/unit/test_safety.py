@@ -10,8 +10,10 @@ from mimi.safety import audit as audit_module
 from mimi.safety.audit import Audit, masked
 from mimi.safety.audit_read import describe, tail
 from mimi.safety.breaker import Breaker
-from mimi.safety.breaker_calls import call_key, canonical
+from mimi.safety.call_key import call_key, canonical
+from mimi.tools.loading import load_builtins
 from mimi.tools.registry import Registry
+from mimi.tools.turn import Turn, console
 from support import NotImported, imported, read, remove_tree, run, tempdir, write
 
 MINUTE_MS = 60 * 1000
@@ -66,8 +68,8 @@ def _setup(**settings):
     return registry, switch, clock, told
 
 
-def _call(registry, name, data):
-    return run(registry.execute(name, data))
+def _call(registry, name, data, turn=None):
+    return run(registry.execute(name, data, turn or console()))
 
 
 def test_the_fourth_identical_acting_call_in_the_window_is_refused_and_the_owner_told_once():
@@ -121,26 +123,28 @@ def test_settings_are_respected():
 
 
 def test_the_counting_code_is_loaded_at_the_first_acting_call():
-    with NotImported("mimi.safety.breaker_calls"):
+    with NotImported("mimi.safety.call_key"):
         registry, switch, clock, told = _setup()
         assert _call(registry, "look", {}) == ("a room", False)  # a read-only tool is never counted
-        assert not imported("mimi.safety.breaker_calls")
+        assert not imported("mimi.safety.call_key")
         assert _call(registry, "switch_light", {"on": True}) == ("done", False)
-        assert imported("mimi.safety.breaker_calls")
+        assert imported("mimi.safety.call_key")
 
 
-def test_built_in_acting_tools_are_known_by_name():
+def test_built_in_acting_tools_are_known_by_their_definitions():
     esp32.set_flash_dir(None)
-    breaker = Breaker(Config(), Clock(), [].append)
-    refusals = [breaker.admit("write_file", {"path": "a", "content": "b"}) for _ in range(4)]
+    breaker, tools = Breaker(Config(), Clock(), [].append), Registry()
+    load_builtins(tools)
+    write_file, read_file = tools.tools["write_file"], tools.tools["read_file"]
+    refusals = [breaker.admit("write_file", {"path": "a", "content": "b"}, write_file, console()) for _ in range(4)]
     assert refusals[:3] == [None, None, None] and "write_file" in refusals[3]
-    assert [breaker.admit("read_file", {"path": "a"}) for _ in range(5)] == [None] * 5
+    assert [breaker.admit("read_file", {"path": "a"}, read_file, console()) for _ in range(5)] == [None] * 5
 
 
 class Refuser:
     """An approver (like the role policy) that refuses every call."""
 
-    async def approve(self, name, data, tool):
+    async def approve(self, name, data, tool, turn):
         return "{} was not run: it needs the owner role".format(name)
 
 
@@ -160,7 +164,7 @@ def test_calls_the_approvers_refuse_never_count_towards_a_breaker():
 class Pauser:
     """An approver that lets every call through after a pause (as a confirmation would)."""
 
-    async def approve(self, name, data, tool):
+    async def approve(self, name, data, tool, turn):
         await asyncio.sleep(0)
         return None
 
@@ -168,7 +172,7 @@ class Pauser:
 def test_identical_calls_approved_at_once_are_counted_as_each_is_let_through():
     registry, switch, clock, told = _setup()
     registry.approvers.append(Pauser())  # all five pass the first check before any is counted
-    calls = [registry.execute("switch_light", {"on": True}) for _ in range(5)]
+    calls = [registry.execute("switch_light", {"on": True}, console()) for _ in range(5)]
 
     async def together():
         return await asyncio.gather(*calls)
@@ -185,22 +189,23 @@ def test_canonical_text_ignores_key_order_but_not_values():
     assert call_key("t", {"a": 1}) != call_key("u", {"a": 1})
 
 
-def _audit(root, clock, turn=None):
-    return Audit(root, lambda: [TOKEN], turn if turn is not None else {}, clock)
+def _audit(root, clock):
+    return Audit(root, lambda: [TOKEN], clock)
 
 
 def test_each_call_is_one_masked_line_in_the_day_file():
     root = tempdir("audit")
     try:
         day = 1795000000  # 2026-11-18
-        turn = {"channel": "telegram", "chat_id": "42", "meta": {"user_id": 7}}
-        log = _audit(root, Clock(day), turn)
+        turn = Turn("telegram", "42", {"user_id": 7}, "operator")
+        log = _audit(root, Clock(day))
         registry = Registry()
         registry.add(Switch())
         registry.guards.append(log)
-        _call(registry, "switch_light", {"on": True, "room": "my key is " + TOKEN})
-        _call(registry, "switch_light", {"on": "yes"})
-        log.after("login", {"api_token": "abc123", "user": "bob", "nested": [{"password": "pw"}]}, "ok", False, 5)
+        _call(registry, "switch_light", {"on": True, "room": "my key is " + TOKEN}, turn)
+        _call(registry, "switch_light", {"on": "yes"}, turn)
+        log.after("login", {"api_token": "abc123", "user": "bob", "nested": [{"password": "pw"}]}, "ok", False, 5,
+                  turn)
         path = root + "/audit/" + platform.utc_date(day) + ".jsonl"
         text = read(path)
         assert TOKEN not in text and "abc123" not in text and '"pw"' not in text
@@ -221,7 +226,7 @@ def test_old_day_files_are_removed_and_a_full_day_stops_logging():
         clock = Clock(1795000000)
         log = _audit(root, clock)
         for _ in range(audit_module.AUDIT_DAYS + 3):
-            log.after("look", {}, "a room", False, 1)
+            log.after("look", {}, "a room", False, 1, console())
             clock.now += 86400
         names = log.day_files()
         assert len(names) == audit_module.AUDIT_DAYS
@@ -234,7 +239,7 @@ def test_old_day_files_are_removed_and_a_full_day_stops_logging():
             for _ in range(audit_module.FILE_MAX // 1024 - 1):
                 f.write(piece)
             f.write("x" * (1024 - 11) + "\n")
-        log.after("look", {}, "a room", False, 1)
+        log.after("look", {}, "a room", False, 1, console())
         assert os.stat(path)[6] == audit_module.FILE_MAX - 10  # nothing appended
     finally:
         remove_tree(root)
@@ -256,12 +261,12 @@ def test_tail_returns_the_newest_entries_across_days_and_describe_masks():
     root = tempdir("audit")
     try:
         clock = Clock(1795000000)
-        log = _audit(root, clock, {"channel": "cli", "chat_id": "console", "meta": None})
+        log = _audit(root, clock)
         for i in range(3):
-            log.after("look", {"n": i}, "a room", False, 1)
+            log.after("look", {"n": i}, "a room", False, 1, console())
         clock.now += 86400
         for i in range(3, 5):
-            log.after("look", {"n": i}, "a room", False, 1)
+            log.after("look", {"n": i}, "a room", False, 1, console())
         write(root + "/audit/" + platform.utc_date(clock.now) + ".jsonl", "{broken\n", "a")
         assert [e["input"]["n"] for e in tail(log, 4)] == [1, 2, 3, 4]
         assert [e["input"]["n"] for e in tail(log)] == [0, 1, 2, 3, 4]

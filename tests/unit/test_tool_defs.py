@@ -10,8 +10,10 @@ from mimi.llm.claude import JsonBody
 from mimi.tools import loading
 from mimi.tools.builtin_defs import DEFS
 from mimi.tools.lazy_tool import LazyTool
-from mimi.tools.loading import LAZY, check_tool, load_builtins
+from mimi.tools.loading import LAZY, load_builtins
+from mimi.tools.tool_check import check_tool
 from mimi.tools.registry import Registry
+from mimi.tools.turn import console
 
 
 class _App:
@@ -42,10 +44,10 @@ def _eager_definitions():
     return eager
 
 
-def _rows():  # DEFS's lines: (name, module, tier, acting, definition)
+def _rows():  # DEFS's lines: (name, module, tier, acting, level, definition)
     for line in DEFS.split(b"\n")[1:-1]:
         head = line[: line.index(b"\t{")].decode().split("\t")
-        yield head[0], head[1], head[2] or None, head[3] == "1", line[line.index(b"\t{") + 1 :]
+        yield head[0], head[1], head[2], head[3] == "1", head[4], line[line.index(b"\t{") + 1 :]
 
 
 def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
@@ -53,9 +55,8 @@ def test_each_definition_is_the_tools_own():  # else: python tools/tool_defs.py
     assert DEFS.startswith(b"\n") and DEFS.endswith(b"\n")
     assert [(entry[0], entry[1]) for entry in _rows()] == [(tool.name, module) for module, tool in real]
     for entry, (module, tool) in zip(_rows(), real):
-        name, _, tier, acting, definition = entry
-        assert tier == getattr(tool, "tier", None), name
-        assert acting == bool(getattr(tool, "acting", False)), name
+        name, _, tier, acting, level, definition = entry
+        assert (tier, acting, level) == (tool.tier, tool.acting, tool.level), name
         assert json.loads(definition) == {"name": name, "description": tool.description, "input_schema": tool.schema}
         if _ORDERED:  # the bytes the dict form gives, keys in the modules' order
             assert definition == json.dumps(
@@ -100,10 +101,10 @@ def test_a_lazy_tool_decodes_its_description_and_schema_when_asked():
     load_builtins(lazy)
     assert sorted(lazy.tools) == sorted(eager.tools)
     for name, tool in lazy.tools.items():
-        assert check_tool(tool) is None, name
+        assert check_tool(eager.tools[name]) is None, name  # the real tool a LazyTool stands for
         assert tool.description == eager.tools[name].description, name
         assert tool.schema == eager.tools[name].schema, name
-    text, is_error = run(lazy.execute("read_file", {"offset": 1}))
+    text, is_error = run(lazy.execute("read_file", {"offset": 1}, console()))
     assert is_error and text == "invalid input for read_file: missing required field 'path'"
 
 
@@ -135,13 +136,13 @@ def test_the_server_tools_take_the_encoded_definitions_in_the_registrys_order():
     assert server_tools.definitions(_Config(search_mode="device"), device) == device
 
 
-def test_the_safety_attributes_are_the_tools_own():
+def test_the_safety_facts_are_the_tools_own():
     eager = _eager_definitions()
     lazy = Registry()
     load_builtins(lazy)
     for name, tool in eager.tools.items():
-        assert getattr(lazy.tools[name], "tier", None) == getattr(tool, "tier", None), name
-        assert bool(getattr(lazy.tools[name], "acting", False)) == bool(getattr(tool, "acting", False)), name
+        facts = (lazy.tools[name].tier, lazy.tools[name].acting, lazy.tools[name].level)
+        assert facts == (tool.tier, tool.acting, tool.level), name
 
 
 def test_the_code_is_imported_and_set_up_at_the_first_call_only():
@@ -151,12 +152,13 @@ def test_the_code_is_imported_and_set_up_at_the_first_call_only():
         tools = Registry(app)
         load_builtins(tools, ["mimi.tools.clock", "mimi.tools.files"])
         assert "mimi.tools.clock" not in sys.modules and "mimi.tools.files" not in sys.modules
-        assert "utc" in tools.tools["get_current_time"].run({})
+        assert "utc" in run(tools.execute("get_current_time", {}, console()))[0]
         assert "mimi.tools.clock" in sys.modules and "mimi.tools.files" not in sys.modules
         read = tools.code("mimi.tools.files", "read_file")
-        assert read.name == "read_file" and sys.modules["mimi.tools.files"]._app[0] is app
+        assert read.name == "read_file" and read.app is app  # bound to the app by the registry
         assert tools.code("mimi.tools.files", "list_dir").name == "list_dir"
-        assert tools._set_up == ["mimi.tools.clock", "mimi.tools.files"]  # each set up once
+        assert sorted(tools._bound) == ["mimi.tools.clock", "mimi.tools.files"]  # each set up once
+        assert tools.code("mimi.tools.files", "read_file") is read
     finally:
         sys.modules.update(saved)
 
@@ -164,11 +166,6 @@ def test_the_code_is_imported_and_set_up_at_the_first_call_only():
 class _Recorder:
     def __init__(self):
         self.console, self.commands, self.added, self.table = self, self, [], {}
-        self.config = None  # web.setup keeps it for its commands
-
-    def add(self, *entry):
-        self.added.append(entry)
-        self.table[entry[0]] = entry
 
     def add_lines(self, text, module=None):  # the names channels/commands.py adds (test_commands.py runs one)
         for line in text.split("\n")[1:-1]:
@@ -180,17 +177,13 @@ class _Recorder:
 def test_the_lazy_console_commands_are_the_modules_own():  # else: python tools/tool_defs.py
     from mimi.tools.builtin_defs import COMMANDS
 
-    rows = [line.split("\t") for line in COMMANDS.split("\n") if line]
-    listed = []
-    for module_name in loading.LAZY_COMMANDS:
-        module = __import__(module_name, None, None, ["_"])
-        app = _Recorder()
-        module.setup(app)
-        for command, handler, usage, fewest, most, description in app.added:
-            listed.append([command, usage, str(fewest), str(most), description, module_name])
-            row = [row for row in rows if row[0] == command][0]
-            assert getattr(module, row[5].partition(":")[2]) is handler, command
-    assert [row[:5] + [row[5].partition(":")[0]] for row in rows] == listed
+    own = "".join(__import__(name, None, None, ["_"]).COMMANDS[:-1] for name in loading.LAZY_COMMANDS) + "\n"
+    assert COMMANDS == own
+    for line in COMMANDS.split("\n")[1:-1]:
+        target = line.split("\t")[5]
+        module_name, _, function = target.partition("(")[0].partition(":")
+        assert module_name in loading.LAZY_COMMANDS, line  # add_commands(module) finds its own lines
+        assert callable(getattr(__import__(module_name, None, None, ["_"]), function)), line
 
 
 def test_the_memory_hook_is_added_at_boot_and_memory_tools_imported_only_when_used():
@@ -211,6 +204,6 @@ def test_the_memory_hook_is_added_at_boot_and_memory_tools_imported_only_when_us
         assert not [name for name in lazy if name in sys.modules]
         assert tools.code("mimi.tools.memory_tools", "recall").name == "recall"
         assert len(app.agent.after_turn) == 1  # its setup adds no second hook
-        assert sys.modules["mimi.tools.memory_tools"]._app[0] is app
+        assert tools.code("mimi.tools.memory_tools", "recall").app is app
     finally:
         sys.modules.update(saved)

@@ -6,7 +6,7 @@ import sys
 from stub_app import Holder, stub_app
 from support import NotImported, remove_tree, run, write
 
-from mimi.tools import registry
+from mimi.tools.turn import console
 from mimi.tools.registry import Registry
 
 LOADING = "mimi.tools.loading"
@@ -55,10 +55,9 @@ def test_the_boot_lets_its_code_go_and_the_tools_it_added_work():
             gc.collect()
             assert LOADING not in sys.modules and not hasattr(sys.modules["mimi.tools"], "loading")
             assert held() is None  # nothing holds its functions, nor so their module's globals
-        registry.current.clear()
-        registry.current.update({"channel": "cli", "chat_id": "console", "meta": None})  # the owner
-        assert run(tools.execute("roll_dice", {"sides": 3})) == ("3", False)  # the owner's tool
-        text, is_error = run(tools.execute("get_current_time", {}))  # a built-in, its code loaded now
+        owner = console()
+        assert run(tools.execute("roll_dice", {"sides": 3}, owner)) == ("3", False)  # the owner's tool
+        text, is_error = run(tools.execute("get_current_time", {}, owner))  # a built-in, its code loaded now
         assert not is_error and "utc" in text
         skipped = [warning for warning in tools.warnings if warning.startswith("tools: skipping ")]
         assert len(skipped) == 1 and skipped[0].startswith("tools: skipping {}/tool_broken.py: SyntaxError"
@@ -68,7 +67,6 @@ def test_the_boot_lets_its_code_go_and_the_tools_it_added_work():
         assert tools.warnings[-1] == ("tools: skipping no name (built-in): its name must be 1-64 characters"
                                       " of letters, digits, _ or -")
     finally:
-        registry.current.clear()
         if folder in sys.path:
             sys.path.remove(folder)
         for name in ("tool_dice", "tool_broken"):

@@ -9,7 +9,7 @@ from mimi.config import Config
 from mimi.tools import fetch, search, weather, web
 from mimi.tools.html_text import HtmlText, decode_entities, strip_tags
 from mimi.tools.http_text import Decoder, media_type, query, quote, resolve
-from mimi.tools.loading import check_tool
+from mimi.tools.tool_check import check_tool
 from mimi.tools.registry import ToolError
 
 PAGE = """<!DOCTYPE html><html><head><title>Mimi &amp; Friends</title>
@@ -234,20 +234,14 @@ def test_fetch_honours_max_chars():
 
 # ---- web_search ----
 
-class _Commands:
-    def __init__(self):
-        self.table = {}
-
-    def add(self, name, handler, usage, fewest, most, description):
-        self.table[name] = (handler, usage, fewest, most)
-
-
 class _App:
     def __init__(self):
+        from mimi.channels.commands import Commands
+
         esp32.set_flash_dir(None)
         self.config = Config()
         self.console = type("Console", (), {})()
-        self.console.commands = _Commands()
+        self.console.commands = Commands(self, self.console)
 
 
 def _config():
@@ -256,16 +250,17 @@ def _config():
 
 
 def test_the_three_tools_are_valid_and_load_their_code_only_when_called():
-    assert [t.name for t in web.TOOLS] == ["web_fetch", "web_search", "get_weather"]
-    assert [check_tool(t) for t in web.TOOLS] == [None, None, None]
     app = _App()
-    web.setup(app)
-    handler, usage, fewest, most = app.console.commands.table["set_search_key"]
+    tools = [tool(app) for tool in web.TOOLS]
+    assert [t.name for t in tools] == ["web_fetch", "web_search", "get_weather"]
+    assert [check_tool(t) for t in tools] == [None, None, None]
+    app.console.commands.add_lines(web.COMMANDS)  # as at boot (builtin_defs.COMMANDS)
+    handler, usage, fewest, most, _ = app.console.commands.entry("set_search_key")
     assert (usage, fewest, most) == ("set_search_key <key> [brave|tavily]", 1, 2)
     run(handler("tvly-from-the-console"))
     assert app.config.get("web_config", "search_provider") == "tavily"
     app.config.set("web_config", "search_api", "http://127.0.0.1:1/search")  # nobody listens there
-    text = str(raises(ToolError, run, web.WEB_SEARCH.run({"query": "x"})))
+    text = str(raises(ToolError, run, tools[1].run({"query": "x"})))
     assert text.startswith("Tavily is unreachable: ") and "tvly-from-the-console" not in text
 
 
@@ -276,12 +271,12 @@ def test_search_without_a_key_says_how_to_set_one():
 
 def test_set_search_key_picks_tavily_for_tvly_keys_and_refuses_unknown_providers():
     cfg = _config()
-    search.set_search_key(cfg, "tvly-abc")
+    web.set_search_key(cfg, "tvly-abc")
     assert cfg.get("web_config", "search_provider") == "tavily"
-    search.set_search_key(cfg, "BSA-key", "brave")
+    web.set_search_key(cfg, "BSA-key", "brave")
     assert cfg.get("web_config", "search_provider") == "brave"
     assert cfg.get("web_config", "search_key") == "BSA-key"
-    raises(ValueError, search.set_search_key, cfg, "k", "google")
+    raises(ValueError, web.set_search_key, cfg, "k", "google")
 
 
 def test_brave_search_sends_the_key_header_and_formats_results():
@@ -315,7 +310,7 @@ async def _search_error(data, cfg):
 def test_search_errors_are_clear_and_never_show_the_key():
     cfg = _config()
     key = "tvly-the-secret-key"
-    search.set_search_key(cfg, key)
+    web.set_search_key(cfg, key)
     refusal = b'{"detail":{"error":"Unauthorized: missing or invalid API key tvly-the-secret-key."}}'
     route = _response("401 Unauthorized", {"Content-Type": "application/json", "Content-Length": len(refusal)},
                       refusal)

@@ -8,7 +8,7 @@ from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi import platform
 from mimi.bus.message import Message
-from mimi.tools import registry
+from mimi.tools import turn as turns
 from mimi.tools.loading import load_builtins
 from mimi.tools.registry import Registry
 from mimi.watch import watchers as watch_service
@@ -51,7 +51,6 @@ def _app(sensors=None):
 
 def _done(app):
     machine.use_sensors(None)
-    registry.current.clear()
     remove_tree(app.top)
 
 
@@ -67,11 +66,10 @@ def _turn(app):
 
 async def _answer(app, turn, text, calls=(), kind="reply"):
     """What the agent does with a watcher turn: run its tool calls, then send its reply to the system channel."""
-    registry.current.clear()
-    registry.current.update({"channel": turn.channel, "chat_id": turn.chat_id, "meta": turn.meta})
+    served = turns.of(app.config, turn.channel, turn.chat_id, turn.meta)  # as the agent makes it
     results = []
     for name, data in calls:
-        results.append(await app.registry.execute(name, data))
+        results.append(await app.registry.execute(name, data, served))
     await app.channels["system"].send(Message("system", turn.chat_id, text, {"kind": kind, "request": turn.meta}))
     return results
 
@@ -140,19 +138,24 @@ def test_sources_parse_and_check_what_they_may_read():
         _done(app)
 
 
+def _read(app, source):
+    return run(sources.read(app, source, sources.turn_of({"name": "g", "channel": "telegram", "chat_id": "42",
+                                                          "role": "owner"})))
+
+
 def test_readings_come_from_pins_temperature_tools_and_json_fields():
     top = tempdir("wsense")
     app = _app(_sensors(top, {"adc": {"4": 1550}, "gpio": {"5": 1}, "temperature": 37}))
     try:
-        adc = json.loads(run(sources.read(app, "adc:4")))
+        adc = json.loads(_read(app, "adc:4"))
         assert adc["pin"] == 4 and adc["millivolts"] == 1550 and 32000 < adc["raw_u16"] < 33000
-        assert json.loads(run(sources.read(app, "gpio:5"))) == {"pin": 5, "value": 1, "mode": "input"}
-        assert json.loads(run(sources.read(app, "temperature"))) == {"chip_temperature_c": 37}
-        assert json.loads(run(sources.read(app, "tool:system_info")))["firmware"].startswith("MimiClaw-Py")
+        assert json.loads(_read(app, "gpio:5")) == {"pin": 5, "value": 1, "mode": "input"}
+        assert json.loads(_read(app, "temperature")) == {"chip_temperature_c": 37}
+        assert json.loads(_read(app, "tool:system_info"))["firmware"].startswith("MimiClaw-Py")
         assert sources.field({"s": [{"t": 4.5}]}, ["s", "0", "t"]) == 4.5
         assert "no field 's.1'" in str(raises(SourceError, sources.field, {"s": [1]}, ["s", "1", "t"]))
         app.config.set("tool_config", "gpio_allow", "5")  # the owner takes pin 4 back: no more readings
-        assert "not allowed" in str(raises(SourceError, run, sources.read(app, "adc:4")))
+        assert "not allowed" in str(raises(SourceError, _read, app, "adc:4"))
     finally:
         _done(app)
         remove_tree(top)
@@ -226,8 +229,7 @@ def test_over_the_hourly_cap_actions_are_refused_and_the_owner_told_once():
         run(_answer(app, _turn(app), "Too hot!"))  # a plain message is an action too: over the cap, not sent
         assert len(app.channels["telegram"].sent) == 1
         assert len(app.owner.told) == 1 and "cap of 2 actions per hour" in app.owner.told[0]
-        registry.current.clear()
-        chat_call = run(app.registry.execute("gpio_write", {"pin": 4, "value": 0}))
+        chat_call = run(app.registry.execute("gpio_write", {"pin": 4, "value": 0}, turns.console()))
         assert chat_call[1] is False  # a chat's call is not capped
         clock[0] = 3600 * 1000  # an hour later the budget is back
         run(app.watchers.tick(watcher))
@@ -289,23 +291,23 @@ def test_watch_tools_report_to_the_asking_chat_and_a_watcher_cannot_add_watchers
     try:
         tools = app.registry.tools
         assert tools["watch_add"].tier == "owner" and tools["watch_add"].acting
-        registry.current.update({"channel": "telegram", "chat_id": "42", "meta": {"role": "owner"}})
+        owner = turns.of(app.config, "telegram", "42", {"role": "owner"})
         added = run(app.registry.execute("watch_add", {"name": "g", "source": "adc:4", "interval_s": 30,
-                                                       "instruction": "tell me above 2 V"}))
+                                                       "instruction": "tell me above 2 V"}, owner))
         assert not added[1] and json.loads(added[0])["reports_to"] == "telegram:42"
         assert app.watchers.store.get("g")["role"] == "owner"
         bad = run(app.registry.execute("watch_add", {"name": "h", "source": "adc:9", "interval_s": 30,
-                                                     "instruction": "x"}))
+                                                     "instruction": "x"}, owner))
         assert bad == ("GPIO 9 is not allowed; the owner allows it with the console command 'gpio_allow 9'", True)
-        assert run(app.registry.execute("watch_pause", {"name": "g"})) == ("paused watcher g", False)
-        listed = json.loads(run(app.registry.execute("watch_list", {}))[0])["watchers"]
+        assert run(app.registry.execute("watch_pause", {"name": "g"}, owner)) == ("paused watcher g", False)
+        listed = json.loads(run(app.registry.execute("watch_list", {}, owner))[0])["watchers"]
         assert listed[0]["paused"] is True and listed[0]["source"] == "adc:4"
-        registry.current["meta"] = {"role": "owner", "watcher": "g"}
+        in_watcher = turns.of(app.config, "telegram", "42", {"role": "owner", "watcher": "g"})
         nested = run(app.registry.execute("watch_add", {"name": "h", "source": "temperature", "interval_s": 30,
-                                                        "instruction": "x"}))
+                                                        "instruction": "x"}, in_watcher))
         assert nested == ("a watcher cannot start other watchers", True)
-        assert run(app.registry.execute("watch_remove", {"name": "g"})) == ("removed watcher g", False)
-        assert run(app.registry.execute("watch_list", {})) == ("no watchers", False)
+        assert run(app.registry.execute("watch_remove", {"name": "g"}, owner)) == ("removed watcher g", False)
+        assert run(app.registry.execute("watch_list", {}, owner)) == ("no watchers", False)
     finally:
         _done(app)
 
@@ -325,11 +327,11 @@ def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved
         assert app.watchers is None and app.channels["system"] is system and not app.services
         assert not app.registry.guards and not app.registry.approvers
         app.services_started, app.health, app.tasks = True, _Health(), []
-        registry.current.update({"channel": "telegram", "chat_id": "42", "meta": {"role": "owner"}})
+        owner = turns.of(app.config, "telegram", "42", {"role": "owner"})
 
         async def add():
             added = await app.registry.execute("watch_add", {"name": "t", "source": "temperature",
-                                                             "interval_s": 60, "instruction": "x"})
+                                                             "interval_s": 60, "instruction": "x"}, owner)
             await asyncio.sleep(0)  # the service's task starts (its first sleep), then stops with the test
             for task in app.tasks:
                 task.cancel()

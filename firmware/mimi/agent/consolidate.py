@@ -107,7 +107,7 @@ class Consolidator:
         tool = registry.tools["remember"]
         if policy_module.level_of(self.app.config, "remember", tool) == policy_module.BLOCKED:
             return False
-        return roles.allows(role, policy_module.tier_of("remember", tool))
+        return roles.allows(role, policy_module.tier_of(tool))
 
     async def _summarise(self, agent, message, stem, total, role):
         """The journal dict, or a str saying why nothing was done (the session is left as it is)."""
@@ -191,16 +191,14 @@ class Consolidator:
         registry = getattr(self.app, "registry", None)
         if registry is None or not facts:
             return 0
-        from mimi.tools import registry as registry_module
+        from mimi.tools.turn import Turn
 
+        turn = Turn(channel, chat_id, {"role": role, "consolidation": True}, role)  # the chat's own role
         saved = 0
         for fact in facts:
             if fact in self.app.memory.read():
                 continue  # already there (written before a power cut, or known)
-            registry_module.current.clear()
-            registry_module.current.update({"channel": channel, "chat_id": str(chat_id),
-                                            "meta": {"role": role, "consolidation": True}})
-            text, is_error = await registry.execute("remember", {"text": fact})
+            text, is_error = await registry.execute("remember", {"text": fact}, turn)
             if not is_error:
                 saved += 1
         return saved
@@ -258,11 +256,9 @@ async def after_turn(app, agent, message, session):
     consolidator = of(app)
     try:
         if consolidator.due(session[0], session[1]):
-            from mimi.safety import roles
+            from mimi.tools import turn
 
-            meta = message.meta if isinstance(message.meta, dict) else {}
-            role = meta.get("role") if meta.get("role") in roles.ROLES else roles.of_turn(
-                {"channel": message.channel, "chat_id": message.chat_id, "meta": meta})
+            role = turn.of(app.config, message.channel, message.chat_id, message.meta).role
             print("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
     except Exception as exc:  # consolidation must never cost the user anything
         print("consolidate: failed: {}".format(exc))
@@ -292,18 +288,6 @@ def _forget(app):
     platform.unload(__name__)
 
 
-def _role_of_chat(app, channel, chat_id):
-    from mimi.safety import roles
-
-    if channel in roles.OWNER_CHANNELS:
-        return roles.OWNER
-    if channel == "telegram" and chat_id.isdigit():
-        allowed = [part.strip() for part in app.config.get("tg_config", "allowlist").split(",")]
-        if chat_id in allowed:
-            return roles.of_user(app.config, int(chat_id))
-    return roles.OBSERVER
-
-
 async def by_hand(app, name):
     """`memory_consolidate [chat]`: a session stem (telegram_42) or a chat id (42, console)."""
     from mimi.bus.message import Message
@@ -315,7 +299,9 @@ async def by_hand(app, name):
         return "no conversation named '{}' (session_list shows them)".format(name)
     channel, _, encoded = chosen[0].partition("_")
     chat_id = decode_id(encoded)
-    role = _role_of_chat(app, channel, chat_id)
+    from mimi.safety import roles
+
+    role = roles.of_chat(app.config, channel, chat_id)
     message = Message("cli", "console", "", {"role": role})  # the console's call: the hourly cap applies
     try:
         return await of(app).run(app.agent, message, channel, chat_id, True, role)

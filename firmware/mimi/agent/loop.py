@@ -14,7 +14,7 @@ _ROUND_BREAK = "\n\n"
 
 
 class Agent:
-    def __init__(self, bus, claude, context, sessions, channels, network_up=None, registry=None):
+    def __init__(self, bus, claude, context, sessions, channels, network_up=None, registry=None, config=None):
         self.bus = bus
         self.claude = claude
         self.context = context
@@ -22,6 +22,7 @@ class Agent:
         self.channels = channels  # name -> channel object (send; optional on_start, on_delta, on_tool)
         self.network_up = network_up or (lambda: True)
         self.registry = registry
+        self.config = config  # the settings a turn's role is worked out from (tools/turn.py)
         self.turns = 0
         self.failures = 0
         self.tool_calls = 0
@@ -79,7 +80,6 @@ class Agent:
         await self.bus.outbound.put(Message(message.channel, message.chat_id, text, meta))
 
     async def handle(self, message):
-        channel = self.channels.get(message.channel)
         if not self.network_up():
             await self._reply(message, "No network: WiFi is not connected. Set it with: wifi_set <ssid> <password>", "error")
             return
@@ -87,96 +87,15 @@ class Agent:
         if refusal:
             await self._reply(message, refusal, "refused")
             return
-        streaming = channel is not None and hasattr(channel, "on_delta")
-        shown = [False]  # has any text reached the channel yet (rounds are separated by a blank line)
-        fresh_round = [False]
-
-        async def on_delta(text):
-            if fresh_round[0]:
-                fresh_round[0] = False
-                if shown[0]:
-                    await channel.on_delta(message.chat_id, _ROUND_BREAK)
-            shown[0] = True
-            await channel.on_delta(message.chat_id, text)
-
-        async def on_tool(name):  # one of Claude's own tools (web search) started: say so in the draft
-            if channel is not None and hasattr(channel, "on_tool"):
-                await channel.on_tool(message.chat_id, name)
-
-        if channel is not None and hasattr(channel, "on_start"):
-            await channel.on_start(message.chat_id)
-        now = platform.unix_time()
-        session = _session_of(message)
-        # The history stays on flash, written from the session file as the request is sent (blank turns,
-        # which the API refuses, left out): one item standing for all its messages, none when there are none.
-        history = self.sessions.history_pieces(session[0], session[1]) if session else None
-        messages = [] if history is None else [history]
-        del history
-        turn = self.context.user_turn(message.content, message.channel, now)
-        if _media(message) is not None:  # a photo or file: its block, read from flash as the request is sent
-            from mimi.agent import attachments
-
-            attachments.attach(turn, _media(message))
-        messages.append(turn)
-        del turn
-        system = self.context.system_blocks(now)
-        tools = self._tools()
-        texts = []
-        meta = message.meta if isinstance(message.meta, dict) else {}
-        model = meta.get("model")  # a watcher's turn may name a smaller model
-        result = None
-        pauses = 0
+        exchange = Exchange(self, message)
         try:
-            for round_no in range(MAX_TOOL_ROUNDS + 1):
-                last = round_no == MAX_TOOL_ROUNDS
-                fresh_round[0] = True
-                refusal = self.check_call(message)
-                if refusal:
-                    texts.append(refusal)
-                    if streaming:  # the text so far was shown: show why the turn stops here too
-                        await on_delta(refusal)
-                    break
-                result = await self.claude.stream(
-                    system, messages, tools, on_delta if streaming else None, "none" if last and tools else None,
-                    model, on_tool,
-                )
-                self.spent(message, result)
-                text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
-                if text:
-                    texts.append(text)
-                del text
-                calls = result.tool_calls
-                if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
-                    pauses += 1  # a long server-side turn (web searches): send it back as is to go on
-                    from mimi.llm import server_tools
-
-                    _assistant(messages, server_tools.continued(result.content))
-                    continue
-                if result.stop_reason != "tool_use" or not calls or last:
-                    break
-                _assistant(messages, result.blocks())
-                messages.append({"role": "user", "content": await self._run_tools(message, channel, calls)})
+            await exchange.converse()
         except ClaudeError as exc:
             self.failures += 1
-            await self._reply(message, exc.message, "error", streaming and shown[0])
+            await self._reply(message, exc.message, "error", exchange.streaming and exchange.shown)
             return
-        del messages, system
-        # The rounds' texts as pieces (a Text): saved, and shown, without one str the size of the reply.
-        pieces = []
-        for text in texts:
-            if pieces:
-                pieces.append(_ROUND_BREAK)
-            if isinstance(text, str):  # a gate's refusal
-                pieces.append(text)
-            else:
-                pieces.extend(text.pieces)
-        del texts
-        if not pieces:
-            pieces.append("(Claude sent an empty reply.)")
-        if result is not None and result.stop_reason == "max_tokens":
-            pieces.append(MAX_TOKENS_NOTE)
-        reply = Text(pieces)
-        del pieces
+        reply, session, now, streaming = exchange.reply(), exchange.session, exchange.now, exchange.streaming
+        del exchange
         self._save(session, message, reply, now)
         self.turns += 1
         await self._reply(message, reply, "reply", streaming)
@@ -186,7 +105,7 @@ class Agent:
             except Exception as exc:
                 print("agent: after-turn step failed: {}".format(exc))
 
-    def _tools(self):
+    def tools(self):
         """The request's tools: the registry's, with Claude's own web tools as the search mode says."""
         device = self.registry.definitions() if self.registry is not None and self.registry.tools else None
         config = getattr(self.claude, "config", None)
@@ -201,25 +120,6 @@ class Agent:
                 left = False
         return server_tools.definitions(config, device, left)
 
-    async def _run_tools(self, message, channel, calls):
-        """Run one round's tool calls concurrently; returns the tool_result blocks, in call order."""
-        from mimi.tools import registry as registry_module
-
-        turn = registry_module.current
-        turn.clear()
-        turn.update({"channel": message.channel, "chat_id": message.chat_id, "meta": message.meta})
-        for call in calls:
-            if channel is not None and hasattr(channel, "on_tool"):  # first: the console ends its reply line
-                await channel.on_tool(message.chat_id, call["name"])
-            print("agent: tool {} requested".format(call["name"]))
-        self.tool_calls += len(calls)
-        outcomes = await asyncio.gather(*[self.registry.execute(c["name"], c["input"]) for c in calls])
-        blocks = []
-        for call, outcome in zip(calls, outcomes):
-            blocks.append({"type": "tool_result", "tool_use_id": call["id"], "content": outcome[0] or "(no output)",
-                           "is_error": outcome[1]})
-        return blocks
-
     def _save(self, session, message, reply, now):
         if not session:
             return
@@ -233,6 +133,125 @@ class Agent:
             self.sessions.append(session[0], session[1], "assistant", reply, platform.unix_time())
         except OSError as exc:  # a full flash must not cost the user the reply
             print("agent: could not save the session ({}); the reply is still sent".format(exc))
+
+
+class Exchange:
+    """One turn of the agent, step by step: the request built from flash (start), Claude's rounds streamed
+    with the tools they ask for run between them (converse), the rounds' texts joined as pieces (reply)."""
+
+    def __init__(self, agent, message):
+        self.agent, self.message = agent, message
+        self.channel = agent.channels.get(message.channel)  # send; optional on_start, on_delta, on_tool
+        self.streaming = self.channel is not None and hasattr(self.channel, "on_delta")
+        self.shown = False  # has any text reached the channel yet (rounds are separated by a blank line)
+        self.fresh_round = False
+        self.now = platform.unix_time()
+        self.session = _session_of(message)
+        self.texts = []  # each round's reply text (a Text), or a gate's refusal (a str)
+        self.result = None  # the last round's
+        self.turn = None  # who the tools run for (tools/turn.py), made at the first tool call
+
+    async def on_delta(self, text):
+        if self.fresh_round:
+            self.fresh_round = False
+            if self.shown:
+                await self.channel.on_delta(self.message.chat_id, _ROUND_BREAK)
+        self.shown = True
+        await self.channel.on_delta(self.message.chat_id, text)
+
+    async def on_tool(self, name):  # one of Claude's own tools (web search) started: say so in the draft
+        if self.channel is not None and hasattr(self.channel, "on_tool"):
+            await self.channel.on_tool(self.message.chat_id, name)
+
+    def _request(self):
+        """(messages, system, tools): the history stays on flash, written from the session file as the
+        request is sent (blank turns, which the API refuses, left out): one item standing for all its
+        messages, none when there are none; a photo or file is read from flash as the request is sent."""
+        agent, message = self.agent, self.message
+        history = agent.sessions.history_pieces(self.session[0], self.session[1]) if self.session else None
+        messages = [] if history is None else [history]
+        del history
+        turn = agent.context.user_turn(message.content, message.channel, self.now)
+        if _media(message) is not None:
+            from mimi.agent import attachments
+
+            attachments.attach(turn, _media(message))
+        messages.append(turn)
+        return messages, agent.context.system_blocks(self.now), agent.tools()
+
+    async def converse(self):
+        """Claude's rounds until it stops asking for tools (at most MAX_TOOL_ROUNDS, then one without)."""
+        agent, message = self.agent, self.message
+        if self.channel is not None and hasattr(self.channel, "on_start"):
+            await self.channel.on_start(message.chat_id)
+        messages, system, tools = self._request()
+        meta = message.meta if isinstance(message.meta, dict) else {}
+        model = meta.get("model")  # a watcher's turn may name a smaller model
+        pauses = 0
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
+            last = round_no == MAX_TOOL_ROUNDS
+            self.fresh_round = True
+            refusal = agent.check_call(message)
+            if refusal:
+                self.texts.append(refusal)
+                if self.streaming:  # the text so far was shown: show why the turn stops here too
+                    await self.on_delta(refusal)
+                return
+            result = self.result = await agent.claude.stream(
+                system, messages, tools, self.on_delta if self.streaming else None,
+                "none" if last and tools else None, model, self.on_tool)
+            agent.spent(message, result)
+            text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
+            if text:
+                self.texts.append(text)
+            del text
+            calls = result.tool_calls
+            if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
+                pauses += 1  # a long server-side turn (web searches): send it back as is to go on
+                from mimi.llm import server_tools
+
+                _assistant(messages, server_tools.continued(result.content))
+                continue
+            if result.stop_reason != "tool_use" or not calls or last:
+                return
+            _assistant(messages, result.blocks())
+            messages.append({"role": "user", "content": await self._run_tools(calls)})
+
+    async def _run_tools(self, calls):
+        """Run one round's tool calls concurrently, for this turn; the tool_result blocks, in call order."""
+        agent, message = self.agent, self.message
+        if self.turn is None:
+            from mimi.tools import turn
+
+            self.turn = turn.of(agent.config, message.channel, message.chat_id, message.meta)
+        for call in calls:
+            if self.channel is not None and hasattr(self.channel, "on_tool"):  # first: the console ends its line
+                await self.channel.on_tool(message.chat_id, call["name"])
+            print("agent: tool {} requested".format(call["name"]))
+        agent.tool_calls += len(calls)
+        outcomes = await asyncio.gather(*[agent.registry.execute(c["name"], c["input"], self.turn) for c in calls])
+        blocks = []
+        for call, outcome in zip(calls, outcomes):
+            blocks.append({"type": "tool_result", "tool_use_id": call["id"], "content": outcome[0] or "(no output)",
+                           "is_error": outcome[1]})
+        return blocks
+
+    def reply(self):
+        """The rounds' texts as pieces (a Text): saved, and shown, without one str the size of the reply."""
+        pieces = []
+        for text in self.texts:
+            if pieces:
+                pieces.append(_ROUND_BREAK)
+            if isinstance(text, str):  # a gate's refusal
+                pieces.append(text)
+            else:
+                pieces.extend(text.pieces)
+        self.texts = None
+        if not pieces:
+            pieces.append("(Claude sent an empty reply.)")
+        if self.result is not None and self.result.stop_reason == "max_tokens":
+            pieces.append(MAX_TOKENS_NOTE)
+        return Text(pieces)
 
 
 def _session_of(message):

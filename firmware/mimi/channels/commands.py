@@ -57,12 +57,8 @@ class Commands:
         entry = self.table.get(name)
         if entry is not None or name not in self.table:
             return entry
-        key = "\n{}\t".format(name)
-        for text in reversed(self.texts):  # the newest text that has the line
-            at = text.find(key) + 1
-            if at:
-                break
-        _, usage, fewest, most, description, target = text[at:text.find("\n", at)].split("\t")
+        text, fields = self._line(name)
+        _, usage, fewest, most, description, target = fields
         if text is not _BUILTINS or ":" in target:  # a module's function (see add_lines)
             handler = self._later(target)
         elif target:  # a built-in setter: the namespace.key it saves
@@ -70,6 +66,15 @@ class Commands:
         else:
             handler = getattr(self, name)
         return handler, usage, int(fewest), int(most), description
+
+    def _line(self, name):
+        """(the text, the fields) of name's line in the newest text that has it."""
+        key = "\n{}\t".format(name)
+        for text in reversed(self.texts):
+            at = text.find(key) + 1
+            if at:
+                return text, text[at:text.find("\n", at)].split("\t")
+        raise KeyError(name)
 
     def add(self, name, handler, usage, fewest, most, description):
         """Let a layer (Telegram, gateway...) add its commands: handler is async, gets str args."""
@@ -80,10 +85,10 @@ class Commands:
         usage, fewest, most, description and handler, tab-separated (module: only the lines whose handler
         is in it). A command costs its name in the table; its line is read when it is run or listed.
 
-        The handler is found when the command runs: "app.gateway.cmd_token" is an attribute path on the app;
-        "mimi.mqtt.commands:cmd_set" a module's function, the module imported then (and set up once by the
-        registry if it has setup(app), as a lazy tool's module); "(app)" or "(app.budget)" after either is
-        the handler's first argument, before the typed ones."""
+        The handler is found when the command runs (find): "app.gateway.cmd_token" is an attribute path on the
+        app; "mimi.mqtt.commands:cmd_set" a module's function, the module imported then; "(app)" or
+        "(app.budget)" after either is the handler's first argument, before the typed ones. A handler may be
+        async or plain."""
         for known in self.texts:
             if known is text:
                 break
@@ -101,26 +106,33 @@ class Commands:
         async def run(*args):
             path, _, first = target.partition("(")
             if first:
-                args = (self._find(first[:-1]),) + args
-            return await self._find(path)(*args)
+                args = (self.find(first[:-1]),) + args
+            result = self.find(path)(*args)  # a module's plain function, or a coroutine to await
+            return (await result) if hasattr(result, "send") else result
 
         return run
 
-    def _find(self, path):
-        """The object at "app.<attribute>..." or "<module>:<attribute>..." (see add_lines)."""
+    def find(self, path):
+        """The object at "app.<attribute>..." or "<module>:<attribute>..." (see add_lines), the module
+        imported now."""
         module, _, path = path.rpartition(":")
         names = path.split(".")
         if module:
             found = __import__(module, None, None, ["_"])
-            registry = getattr(self.app, "registry", None)
-            if registry is not None and hasattr(found, "setup"):
-                found = registry.module(module)  # a lazy tool's module: set up once, at its first use
         else:
             found = self.app
             names.pop(0)  # "app"
         for name in names:
             found = getattr(found, name)
         return found
+
+    def target(self, name):
+        """The handler path a command's line names ("<module>:<function>(app.<first argument>)" or
+        "app.<path>", found when it runs), or None for a built-in or a command added with its handler."""
+        if self.table.get(name) is not None or name not in self.table:
+            return None
+        text, fields = self._line(name)
+        return fields[5] if text is not _BUILTINS or ":" in fields[5] else None
 
     def out(self, text):
         platform.console_write(text + "\n")
@@ -202,11 +214,9 @@ class Commands:
         except ValueError:
             self.out('error: the input must be JSON, e.g. tool_exec {} {{"key": "value"}}'.format(name))
             return
-        from mimi.tools import registry
+        from mimi.tools import turn
 
-        registry.current.clear()  # a tool run by hand acts for the console
-        registry.current.update({"channel": "cli", "chat_id": "console", "meta": None})
-        result, is_error = await self.app.registry.execute(name, data)
+        result, is_error = await self.app.registry.execute(name, data, turn.console())  # the owner, by hand
         self.out(("error: " if is_error else "") + result)
 
     async def config_reset(self):

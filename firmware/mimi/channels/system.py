@@ -55,12 +55,9 @@ def decode_target(text):
     return check_target(channel, chat_id)
 
 
-def requesting_chat(turn):
-    """The chat a tool call came from, seen through system turns; the console when unknown.
-
-    `turn` is the registry's current turn: {"channel", "chat_id", "meta"} (may be empty).
-    """
-    channel, chat_id = (turn or {}).get("channel"), (turn or {}).get("chat_id")
+def requesting_chat(channel, chat_id):
+    """The chat a turn's tool calls come from, seen through system turns: (channel, chat_id) of the turn
+    itself, the chat a system turn answers in, or the console when unknown (tools/turn.py Turn.asker)."""
     if channel == "system":
         try:
             return decode_target(chat_id)

@@ -31,7 +31,7 @@ def _secret_name(name):
     return False
 
 
-def _hide(text, secrets):
+def hide(text, secrets):
     for secret in secrets:
         if text == secret or (len(secret) >= _SECRET_MIN and secret in text):
             text = text.replace(secret, config_module.mask(secret))
@@ -56,39 +56,36 @@ def masked(value, secrets=(), depth=0):
     if isinstance(value, (list, tuple)):
         return [masked(item, secrets, depth + 1) for item in value]
     if isinstance(value, str):
-        return _hide(value, secrets)
+        return hide(value, secrets)
     return value
 
 
 class Audit:
     """Registry guard that logs each call after it ran; a full or broken flash never fails the call."""
 
-    def __init__(self, root, secrets=lambda: (), turn=None, clock=None):
+    def __init__(self, root, secrets=lambda: (), clock=None):
         self.folder = files.join(root, FOLDER)
         self.secrets = secrets  # () -> the configured secret values to hide
-        self.turn = turn if turn is not None else {}  # the registry's `current`: channel, chat_id, meta
         self.clock = clock or platform.unix_time
         self.full_day = None  # the day whose file reached FILE_MAX, reported once
 
-    def before(self, name, data, tool=None):
+    def before(self, name, data, tool, turn):
         return None
 
-    def after(self, name, data, text, is_error, took_ms):
+    def after(self, name, data, text, is_error, took_ms, turn):
         secrets = [s for s in self.secrets() if s]
-        meta = self.turn.get("meta") or {}
-        user = meta.get("user_id") if isinstance(meta, dict) else None
         shown = masked(data, secrets)
         body = json.dumps(shown)
         entry = {
             "ts": self.clock(),
-            "channel": self.turn.get("channel"),
-            "chat": self.turn.get("chat_id"),
-            "user": user,
+            "channel": turn.channel,
+            "chat": turn.chat_id,
+            "user": turn.meta.get("user_id"),
             "tool": name,
             "input": shown if len(body) <= INPUT_MAX else body[:INPUT_MAX] + "\u2026",
             "ok": not is_error,
             "ms": took_ms,
-            "result": _hide(str(text)[:RESULT_MAX], secrets),
+            "result": hide(str(text)[:RESULT_MAX], secrets),
         }
         try:
             self._append(json.dumps(entry))
@@ -133,9 +130,7 @@ def configured_secrets(config):
 def setup(app):
     """Create the audit log, put it behind every tool call and add `audit_tail [n]` to the console
     (audit_read.py, imported when it is typed)."""
-    from mimi.tools import registry as registry_module
-
-    audit = Audit(app.flash.root, lambda: configured_secrets(app.config), registry_module.current)
+    audit = Audit(app.flash.root, lambda: configured_secrets(app.config))
     app.registry.guards.append(audit)
     app.console.commands.add_lines(_COMMANDS)  # app.audit: this audit (App)
     return audit

@@ -4,7 +4,7 @@ import json
 from mimi import jsontext
 from mimi import platform
 from mimi.platform import const
-from mimi.safety.audit import _hide, masked
+from mimi.safety.audit import hide, masked
 from mimi.storage import files
 
 TAIL_DEFAULT = const(10)
@@ -45,7 +45,7 @@ def describe(entry, secrets=()):
     when = platform.utc_stamp(ts) if isinstance(ts, int) else "?"
     return "{} {} {} {} {} ms {} -> {}".format(
         when, who, entry.get("tool"), "ok" if entry.get("ok") else "FAILED", entry.get("ms"),
-        json.dumps(masked(entry.get("input"), secrets)), _hide(str(entry.get("result")), secrets).replace("\n", " "))
+        json.dumps(masked(entry.get("input"), secrets)), hide(str(entry.get("result")), secrets).replace("\n", " "))
 
 
 async def audit_tail(audit, n=str(TAIL_DEFAULT)):

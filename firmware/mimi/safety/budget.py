@@ -1,24 +1,25 @@
 # Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
 import asyncio
 
+from mimi import platform
 from mimi.platform import const
-from mimi.safety import usage_store
+from mimi.safety import NS, usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
 
-NS = "safety_config"
 USERS_MAX = const(16)  # senders whose last minute is remembered; the longest quiet is forgotten first
 WARN_PERCENT = const(80)
 _MINUTE_S = const(60)
 _HOUR_MINUTES = const(60)
+_DAY_S = const(86400)
 EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
-RAISE_HINT = "budget <tokens>"
-# The console commands (channels/commands.py add_lines), their code (budget_console.py) imported when typed.
+_TOLD_WARN = "warned"  # the store's marks: the day limit the 80% / 100% notice was sent for
+_TOLD_STOP = "stopped"
+# The console commands (channels/commands.py add_lines).
 _COMMANDS = (
-    "\nusage\tusage\t0\t0\ttokens and estimated cost per model today and this month"
-    "\tmimi.safety.budget_console:usage(app.budget)"
+    "\nusage\tusage\t0\t0\ttokens and estimated cost per model today and this month\tapp.budget.usage"
     "\nbudget\tbudget [tokens]\t0\t1\tshow the daily token budget, or set it (0 = no limit), e.g. budget 3000000"
-    "\tmimi.safety.budget_console:set_budget(app.budget)"
+    "\tapp.budget.set_budget"
     "\n"
 )
 
@@ -46,7 +47,7 @@ class Budget:
         self.minute = None  # the absolute minute (Unix s // 60) of the ring's newest slot
         self.flushing = None
 
-    def _get(self, key):
+    def setting(self, key):
         return self.config.get(NS, key)
 
     # -- the agent's gate --
@@ -76,25 +77,37 @@ class Budget:
     def searches_left(self):
         """False once today's server web searches (safety_config.day_searches) are used: requests then
         offer Claude no web search until midnight UTC."""
-        cap = self._get("day_searches")
+        cap = self.setting("day_searches")
         return cap <= 0 or usage_store.searches(self.store.today) < cap
 
     # -- the daily token budget --
     def limit(self):
-        return self._get("day_tokens")
+        return self.setting("day_tokens")
 
     def _over(self):
         limit = self.limit()
         return limit > 0 and self.store.used_today() >= limit
 
     def _check_thresholds(self):
-        """Tell the owner when today's use crosses 80% or 100% of the limit; True when a notice went out."""
+        """Tell the owner when today's use crosses 80% or 100% of the limit, once per limit each; True when
+        a notice went out."""
         limit, used = self.limit(), self.store.used_today()
         if limit <= 0 or used * 100 < limit * WARN_PERCENT:
             return False
-        from mimi.safety.budget_refusals import tell_owner  # loaded once 80% of the budget is used
+        marks = self.store.marks
+        if used >= limit and marks.get(_TOLD_STOP) != limit:
+            marks[_TOLD_STOP] = marks[_TOLD_WARN] = limit
+            from mimi.safety.budget_texts import used_up  # loaded once 80% of the budget is used
 
-        return tell_owner(self, limit, used)
+            self.tell(used_up(used, limit))
+            return True
+        if marks.get(_TOLD_WARN) != limit:
+            marks[_TOLD_WARN] = limit
+            from mimi.safety.budget_texts import nearly_used
+
+            self.tell(nearly_used(used, limit))
+            return True
+        return False
 
     def _global_refusal(self):
         if self.store.roll():
@@ -102,14 +115,16 @@ class Budget:
         if self._over():
             if self._check_thresholds():  # the limit was lowered below today's use: the owner hears it too
                 self.store.save()
-            from mimi.safety.budget_refusals import stop_text
+            from mimi.safety.budget_texts import stop_text
 
-            return stop_text(self)
-        cap = self._get("llm_per_hour")
+            now = self.clock()
+            until_midnight = _DAY_S - now % _DAY_S if usage_store.clock_date(now) is not None else None
+            return stop_text(self.store.used_today(), self.limit(), until_midnight)
+        cap = self.setting("llm_per_hour")
         if self.calls_this_hour() >= cap:
-            from mimi.safety.budget_refusals import hour_refusal
+            from mimi.safety.budget_texts import hour_refusal
 
-            return hour_refusal(self, cap)
+            return hour_refusal(cap, self._hour_frees_in())
         return None
 
     # -- Claude calls in the last hour: one slot per minute --
@@ -127,25 +142,40 @@ class Budget:
         self._slot(self.clock())
         return sum(self.minutes)
 
+    def _hour_frees_in(self):
+        """Seconds until the oldest counted call leaves the hour."""
+        now = self.clock()
+        for age in range(_HOUR_MINUTES - 1, -1, -1):
+            if self.minutes[(self.minute - age) % _HOUR_MINUTES]:
+                return (self.minute - age + _HOUR_MINUTES) * _MINUTE_S - now
+        return 0
+
     # -- messages per user per minute --
     def _admit_user(self, message, now):
         key = user_key(message)
         if key is None:
             return None
-        cap = self._get("user_per_min")
+        cap = self.setting("user_per_min")
         times = [t for t in self.senders.get(key, ()) if 0 <= now - t < _MINUTE_S]
         if len(times) >= cap:
             self.senders[key] = times
-            from mimi.safety.budget_refusals import user_refusal
+            from mimi.safety.budget_texts import user_refusal
 
-            return user_refusal(cap, times, now)
+            return user_refusal(cap, times[0] + _MINUTE_S - now)
         if key not in self.senders and len(self.senders) >= USERS_MAX:
-            from mimi.safety.budget_refusals import forget_quietest
-
-            forget_quietest(self.senders)
+            self._forget_quietest()
         times.append(now)
         self.senders[key] = times
         return None
+
+    def _forget_quietest(self):
+        """Drop the sender quiet for the longest."""
+        quietest = None
+        for key, times in self.senders.items():
+            last = times[-1] if times else -1
+            if quietest is None or last < quietest[1]:
+                quietest = (key, last)
+        del self.senders[quietest[0]]
 
     # -- writing the counts, at most once a minute --
     def _save_soon(self):
@@ -166,9 +196,53 @@ class Budget:
             self.store.save()
 
 
+    # -- the console commands --
+    async def usage(self):
+        """`usage`: tokens and estimated cost per model today and this month, and the limits."""
+        from mimi.safety import usage_report
+
+        store = self.store
+        store.roll()
+        day = store.day or "clock not set"
+        _out(usage_report.report(store.today, "today ({} UTC):".format(day)))
+        _out(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
+        _out(self._state_lines())
+
+    async def set_budget(self, tokens=None):
+        """`budget [tokens]`: show the daily token budget, or set it."""
+        if tokens is not None:
+            self.config.set(NS, "day_tokens", tokens)
+            _out(["daily token budget set to {} tokens (saved; in effect now)".format(self.limit())])
+        _out(self._state_lines())
+
+    def _state_lines(self):
+        from mimi.safety.budget_texts import RAISE_HINT
+
+        store, limit = self.store, self.limit()
+        used = store.used_today()
+        if limit > 0:
+            yield "budget: {} of {} tokens today ({}%){}".format(
+                used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
+                if used >= limit else "")
+        else:
+            yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
+        yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
+            self.calls_this_hour(), self.setting("llm_per_hour"), self.setting("user_per_min"))
+        cap, searched = self.setting("day_searches"), usage_store.searches(store.today)
+        if searched or cap <= 0:
+            yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
+        if usage_store.clock_date(self.clock()) is None:
+            yield "  clock not set yet: counting into {} until NTP sets it".format(
+                store.day or "the first day it names")
+
+
+def _out(lines):
+    for line in lines:
+        platform.console_write(line + "\n")
+
+
 def setup(app):
-    """Create the budget gate in front of every agent turn and add `usage` and `budget` to the console
-    (budget_console.py, imported when one is typed)."""
+    """Create the budget gate in front of every agent turn and add `usage` and `budget` to the console."""
     # A power cut loses at most the last minute's counts: they are written a minute after a change.
     store = UsageStore(files.join(app.flash.root, usage_store.FILE_NAME))
     warning = store.load()

@@ -1,4 +1,6 @@
 # Confirmation questions: "may I run this tool?" asked in a chat, answered by a button, a frame or a line.
+# Loaded with the first question (safety/policy.py): a board whose owner confirms nothing never loads it.
+import asyncio
 import os
 
 from mimi.platform import const
@@ -24,8 +26,6 @@ class Questions:
         """A new open Question, or None when too many are open already."""
         if len(self.open) >= QUESTIONS_MAX:
             return None
-        from mimi.safety.confirm_question import Question  # the code of a question, loaded at the first one
-
         self._counter += 1
         qid = "{}{:x}".format(self._boot, self._counter)[:ID_MAX]
         if len(input_text) > INPUT_SHOWN_MAX:
@@ -55,6 +55,52 @@ class Questions:
                 if found is None or question.seq < found.seq:
                     found = question
         return found
+
+
+class Question:
+    """One open question; `outcome` stays None until answered or timed out."""
+
+    __slots__ = ("id", "seq", "tool", "input_text", "channel", "chat_id", "asker", "needed", "outcome", "_done")
+
+    def __init__(self, qid, seq, tool, input_text, channel, chat_id, asker, needed):
+        self.id = qid
+        self.seq = seq
+        self.tool = tool
+        self.input_text = input_text  # the tool input as JSON, secrets masked, cut
+        self.channel = channel
+        self.chat_id = chat_id
+        self.asker = asker  # the Telegram user who asked, or None (console, gateway, system turns)
+        self.needed = needed  # the role a Telegram user needs to answer when there is no asker
+        self.outcome = None
+        self._done = asyncio.Event()
+
+    def text(self):
+        return "May I run {} with {}?".format(self.tool, self.input_text)
+
+    def settle(self, outcome):
+        """Record the first outcome; False when it was settled already."""
+        if self.outcome is not None:
+            return False
+        self.outcome = outcome
+        self._done.set()
+        return True
+
+    async def wait(self, seconds):
+        """The outcome: approved, denied, or timed out after `seconds`."""
+        try:
+            await asyncio.wait_for(self._done.wait(), seconds)
+        except asyncio.TimeoutError:
+            self.settle(TIMED_OUT)
+        return self.outcome
+
+
+def refusal(outcome, name, seconds):
+    """None for an approved call, else why it was not run."""
+    if outcome == APPROVED:
+        return None
+    if outcome == DENIED:
+        return "the user denied running {}; it was not run".format(name)
+    return "nobody approved {} within {} s; it was not run".format(name, seconds)
 
 
 def parse_answer(line):

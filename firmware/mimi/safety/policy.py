@@ -2,9 +2,8 @@
 import json
 
 from mimi.bus.message import Message
-from mimi.channels.system import requesting_chat
 from mimi.platform import const
-from mimi.safety import audit, breaker, roles
+from mimi.safety import NS, audit, roles
 
 AUTONOMOUS = "autonomous"  # runs, nothing more said
 REPORT = "report"  # runs, then the chat is told what ran
@@ -12,63 +11,25 @@ CONFIRM = "confirm"  # the chat is asked first; no answer in safety_config.confi
 BLOCKED = "blocked"  # never runs
 LEVELS = (AUTONOMOUS, REPORT, CONFIRM, BLOCKED)
 REPORT_RESULT_MAX = const(200)  # characters of a tool result quoted in a report
-# The console command (channels/commands.py add_lines), its code (policy_console.py) imported when it is typed.
+# The console command (channels/commands.py add_lines).
 _COMMANDS = (
     "\ntool_policy\ttool_policy [tool] [level]\t0\t2"
     "\tlist tools with tier and level, or set one: autonomous|report|confirm|blocked"
-    "\tmimi.safety.policy_console:tool_policy(app.policy)"
+    "\tapp.policy.tool_policy"
     "\n"
 )
-_NS, _KEY = "tool_config", "policy"
+_LEVELS_NS, _LEVELS_KEY = "tool_config", "policy"  # the owner's levels: "gpio_write=confirm,web_fetch=blocked"
 
-# The least trusted role that may use each built-in tool. Observers: reading that reveals nothing private
-# beyond the data folder. Operators: GPIO, cron, the web and messages to allowlisted users. The owner: files
-# and the memory that goes into every later system prompt (everyone's turns), and settings.
-# A tool not listed here says so itself with `tier = "owner"` etc.; else operator, or owner when acting.
-TIERS = (  # one tool a line: its name, then the role (a str constant stays in the image, not the heap)
-    "\n"
-    "get_current_time observer\n"
-    "system_info observer\n"
-    "read_file observer\n"
-    "list_dir observer\n"
-    "recall observer\n"
-    "cron_list observer\n"
-    "gpio_read operator\n"
-    "gpio_write operator\n"
-    "cron_add operator\n"
-    "cron_remove operator\n"
-    "web_search operator\n"
-    "web_fetch operator\n"
-    "get_weather operator\n"
-    "send_message operator\n"
-    "write_file owner\n"
-    "edit_file owner\n"
-    "remember owner\n"
-    "note_today owner\n"
-)
+# A tool's tier (the least trusted role that may use it), whether it acts and its default level are the
+# tool's own facts: a built-in's in builtin_defs.DEFS (made by tools/tool_defs.py from the tool's class),
+# any other's filled in when it is added (tools/tool_check.py). Observers: reading that reveals nothing
+# private beyond the data folder. Operators: GPIO, cron, the web and messages to allowlisted users. The
+# owner: files and the memory that goes into every later system prompt (everyone's turns), and settings.
 
 
-# Acting tools that only keep the agent's own books (the reply says what they did; cron_list and recall
-# show it): autonomous by default, so the chat is not told twice.
-QUIET_BY_DEFAULT = ("cron_add", "cron_remove", "remember", "note_today")
-
-
-def tier_of(name, tool=None):
-    """The least trusted role that may run this tool."""
-    tier = getattr(tool, "tier", None)
-    if tier in roles.ROLES:
-        return tier
-    at = TIERS.find("\n{} ".format(name)) + 1
-    if at and " " not in name and "\n" not in name:
-        return TIERS[at + len(name) + 1:TIERS.find("\n", at)]
-    return roles.OWNER if breaker.is_acting(name, tool) else roles.OPERATOR
-
-
-def default_level(name, tool=None):
-    """Read-only tools run on their own; a tool that acts runs and says so in the chat."""
-    if name in QUIET_BY_DEFAULT or tier_of(name, tool) == roles.OBSERVER or not breaker.is_acting(name, tool):
-        return AUTONOMOUS
-    return REPORT
+def tier_of(tool):
+    """The least trusted role that may run this tool; an unknown tool (refused later) needs an operator."""
+    return tool.tier if tool is not None else roles.OPERATOR
 
 
 def parse_levels(text):
@@ -81,8 +42,26 @@ def parse_levels(text):
     return levels
 
 
-def level_of(config, name, tool=None):
-    return parse_levels(config.get(_NS, _KEY)).get(name) or default_level(name, tool)
+def encode_levels(levels):
+    return ",".join("{}={}".format(name, levels[name]) for name in sorted(levels))
+
+
+def level_of(config, name, tool):
+    """The level the owner set for the tool, else its own default."""
+    return parse_levels(config.get(_LEVELS_NS, _LEVELS_KEY)).get(name) or (
+        tool.level if tool is not None else AUTONOMOUS)
+
+
+def set_level(config, name, level, tool):
+    """Store a tool's level (ValueError for an unknown level); a tool's default is not stored."""
+    if level not in LEVELS:
+        raise ValueError("level must be one of {}, not {!r}".format(", ".join(LEVELS), level))
+    levels = parse_levels(config.get(_LEVELS_NS, _LEVELS_KEY))
+    if level == tool.level:
+        levels.pop(name, None)
+    else:
+        levels[name] = level
+    config.set(_LEVELS_NS, _LEVELS_KEY, encode_levels(levels))
 
 
 def shown_input(config, data):
@@ -91,22 +70,6 @@ def shown_input(config, data):
         return json.dumps(audit.masked(data, audit.configured_secrets(config)))
     except (TypeError, ValueError):
         return "(input not shown)"
-
-
-def role_of(config, turn):
-    """The role a turn acts with. A system turn (cron, heartbeat) without its own role has the trust of the
-    chat it answers in: the console and gateway are the owner, an allowlisted user's private chat that
-    user's role, anything else the least trusted role."""
-    meta = turn.get("meta") if isinstance(turn.get("meta"), dict) else {}
-    if turn.get("channel") != "system" or meta.get("role") in roles.ROLES:
-        return roles.of_turn(turn)
-    channel, chat_id = requesting_chat(turn)
-    if channel in roles.OWNER_CHANNELS:
-        return roles.OWNER
-    allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
-    if channel == "telegram" and chat_id.isdigit() and chat_id in allowed:
-        return roles.of_user(config, int(chat_id))
-    return roles.OBSERVER
 
 
 def _article(word):
@@ -118,39 +81,59 @@ class Policy:
 
     def __init__(self, app):
         self.app = app
-        self.questions = None  # confirm.Questions, made with the first question (policy_confirm.py)
+        self.questions = None  # confirm.Questions, made with the first question (confirm.py loaded then)
         self.refused = 0
 
-    async def approve(self, name, data, tool):
-        from mimi.tools import registry
-
-        turn = dict(registry.current)  # taken before any await: the turn may change while we ask
-        role = role_of(self.app.config, turn)
-        tier = tier_of(name, tool)
+    async def approve(self, name, data, tool, turn):
+        tier = tier_of(tool)
         refusal = None
-        if not roles.allows(role, tier):
+        if not roles.allows(turn.role, tier):
             refusal = ("{} was not run: it needs the {} role and the user asking is {}. Only the device's "
                        "owner can change roles (on its console: tg_role <user_id> <role>)."
-                       .format(name, tier, _article(role)))
+                       .format(name, tier, _article(turn.role)))
         else:
             level = level_of(self.app.config, name, tool)
             if level == BLOCKED:
                 refusal = ("{} was not run: the owner has blocked it on this device (console: tool_policy {} "
                            "<level>)".format(name, name))
             elif level == CONFIRM:
-                from mimi.safety.policy_confirm import ask  # loaded at the first tool set to confirm
-
-                refusal = await ask(self, turn, name, data, tier)
+                refusal = await self._confirm(turn, name, data, tier)
         if refusal:
             self.refused += 1
         return refusal
+
+    async def _confirm(self, turn, name, data, tier):
+        """Ask the chat the turn answers in: None when it approved the call, else why it was not run."""
+        from mimi.safety import confirm  # loaded at the first tool set to confirm
+
+        app = self.app
+        channel_name, chat_id = turn.asker
+        ask_chat = getattr(app.channels.get(channel_name), "confirm", None)
+        if ask_chat is None:
+            return "{} needs the user's confirmation, but the {} chat cannot ask; it was not run".format(
+                name, channel_name)
+        asker = turn.meta.get("user_id") if turn.channel == "telegram" else None
+        if self.questions is None:
+            self.questions = confirm.Questions()
+        question = self.questions.ask(name, shown_input(app.config, data), channel_name, chat_id, asker, tier)
+        if question is None:
+            return "{} was not run: too many confirmation questions are open; try again later".format(name)
+        seconds = app.config.get(NS, "confirm_s")
+        try:
+            outcome = await ask_chat(question, seconds)
+        except Exception as exc:  # a question that cannot be asked is a no
+            print("policy: could not ask about {}: {}".format(name, exc))
+            outcome = confirm.DENIED
+        finally:
+            self.questions.close(question)
+        print("policy: {} {} in {}:{}".format(name, outcome, channel_name, chat_id))
+        return confirm.refusal(outcome, name, seconds)
 
     async def ran(self, name, data, tool, text, is_error, turn):
         """After an approved call: a `report` tool tells the chat what it did."""
         if level_of(self.app.config, name, tool) != REPORT:
             return
-        meta = (turn or {}).get("meta")
-        if isinstance(meta, dict) and meta.get("watcher"):
+        if turn.watcher:
             return  # a watcher's turn lists every action in its own message to the chat
         result = (text or "").strip().replace("\n", " ")
         if len(result) > REPORT_RESULT_MAX:
@@ -158,9 +141,27 @@ class Policy:
         report = "\u2139\ufe0f {} {} {}: {}".format(
             "I ran" if not is_error else "I tried", name, shown_input(self.app.config, data),
             result if not is_error else "it failed: " + result)
-        channel, chat_id = requesting_chat(turn)
+        channel, chat_id = turn.asker
         if channel in self.app.channels:
             await self.app.bus.outbound.put(Message(channel, chat_id, report, {"kind": "report"}))
+
+    async def tool_policy(self, name=None, level=None):
+        """The `tool_policy [tool] [level]` console command."""
+        config, registry = self.app.config, self.app.registry
+        if name is None:
+            print("  {:<18} {:<9} {}".format("tool", "tier", "level"))
+            for tool_name in sorted(registry.tools):
+                tool = registry.tools[tool_name]
+                print("  {:<18} {:<9} {}".format(tool_name, tier_of(tool), level_of(config, tool_name, tool)))
+            return
+        if name not in registry.tools:
+            raise ValueError("no tool named '{}' (tool_policy lists them)".format(name))
+        tool = registry.tools[name]
+        if level is None:
+            print("{}: tier {}, level {}".format(name, tier_of(tool), level_of(config, name, tool)))
+            return
+        set_level(config, name, level, tool)
+        print("{} is now {} (saved)".format(name, level))
 
 
 def setup(app):

@@ -61,12 +61,26 @@ def owners(config):
     return [user for user in sorted(roles) if roles[user] == OWNER]
 
 
-def of_turn(turn):
-    """The role behind a turn ({"channel", "chat_id", "meta"}): meta["role"] when a channel set it,
-    else the owner for the console and the gateway, else the least trusted role."""
-    turn = turn or {}
-    meta = turn.get("meta")
+def of_chat(config, channel, chat_id):
+    """The trust of a chat: the console and the gateway are the owner, an allowlisted Telegram user's private
+    chat that user's role, anything else the least trusted role."""
+    if channel in OWNER_CHANNELS:
+        return OWNER
+    if channel == "telegram" and config is not None and chat_id.isdigit():
+        allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
+        if chat_id in allowed:
+            return of_user(config, int(chat_id))
+    return OBSERVER
+
+
+def of_turn(config, channel, meta, asker):
+    """The role a turn acts with: the role its channel gave it (meta["role"]: a Telegram user's, a cron job's,
+    a watcher's), else the owner on the console and the gateway; a system turn (the heartbeat, an old cron
+    job) without one has the trust of the chat it answers in (asker: (channel, chat_id)); anything else is
+    the least trusted role."""
     role = meta.get("role") if isinstance(meta, dict) else None
     if role in ROLES:
         return role
-    return OWNER if turn.get("channel") in OWNER_CHANNELS else OBSERVER
+    if channel == "system":
+        return of_chat(config, asker[0], asker[1])
+    return OWNER if channel in OWNER_CHANNELS else OBSERVER

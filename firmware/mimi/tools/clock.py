@@ -20,6 +20,7 @@ def weekday(unix):
 
 
 name = "get_current_time"
+tier, acting, level = "observer", False, "autonomous"  # [safety] anyone may ask; it only reads
 description = (
     "Get the current date and time in UTC (ISO 8601 and Unix seconds) from the board's clock. "
     "Convert to the owner's timezone yourself (USER.md may say which)."

@@ -1,23 +1,16 @@
 # cron_add, cron_list, cron_remove: the agent schedules its own future turns (reminders, checks).
 from mimi import platform
-from mimi.channels.system import TARGET_CHANNELS, check_reachable, encode_target, requesting_chat
+from mimi.channels.system import TARGET_CHANNELS, check_reachable, encode_target
 from mimi.cron.store import CronError, EVERY_MIN_S
-from mimi.safety.policy import role_of
-from mimi.tools import registry
-from mimi.tools.registry import ToolError
-
-_app = [None]
+from mimi.tools.registry import Tool, ToolError
 
 
-def setup(app):
-    _app[0] = app
-
-
-def _cron():
-    cron = getattr(_app[0], "cron", None)
-    if cron is None:
-        raise ToolError("cron is not running on this device")
-    return cron
+class _CronTool(Tool):
+    def _cron(self):
+        cron = getattr(self.app, "cron", None)
+        if cron is None:
+            raise ToolError("cron is not running on this device")
+        return cron
 
 
 def _shown(job):
@@ -34,8 +27,10 @@ def _shown(job):
     return shown
 
 
-class CronAdd:
+class CronAdd(_CronTool):
     name = "cron_add"
+    tier, acting, level = "operator", True, "autonomous"  # the reply says what was scheduled; cron_list shows it
+    wants_turn = True  # the job answers in this chat and acts with this turn's role
     description = (
         "Schedule a future turn for yourself: a reminder or a recurring check. When it is due you "
         "receive `message` as a [cron job] turn and your answer is sent to the chat (by default "
@@ -57,11 +52,11 @@ class CronAdd:
         "required": ["schedule", "message"],
     }
 
-    def run(self, input):
-        cron = _cron()
+    def run(self, input, turn):
+        cron = self._cron()
         schedule = input["schedule"]
         now = platform.unix_time()
-        requesting = requesting_chat(registry.current)
+        requesting = turn.asker
         target = requesting
         if "channel" in input or "chat_id" in input:
             target = (input.get("channel", requesting[0]), input.get("chat_id", requesting[1]))
@@ -73,27 +68,28 @@ class CronAdd:
         if schedule == "in":
             schedule, when = "at", now + seconds
         # The job's turns act with the asker's role: an operator's job answering in the console is no owner.
-        role = role_of(_app[0].config, registry.current)
         try:
-            target = check_reachable(_app[0], target, requesting)
-            job = cron.add(schedule, seconds or 0, when or 0, input["message"], target, now, role)
+            target = check_reachable(self.app, target, requesting)
+            job = cron.add(schedule, seconds or 0, when or 0, input["message"], target, now, turn.role)
         except ValueError as exc:  # CronError included
             raise ToolError(str(exc))
         return _shown(job)
 
 
-class CronList:
+class CronList(_CronTool):
     name = "cron_list"
+    tier, acting, level = "observer", False, "autonomous"
     description = "List your scheduled cron jobs: id, schedule, next run (UTC) and where each answers."
     schema = {"type": "object", "properties": {}, "required": []}
 
     def run(self, input):
-        jobs = [_shown(job) for job in _cron().jobs()]
+        jobs = [_shown(job) for job in self._cron().jobs()]
         return {"jobs": jobs, "now_unix": platform.unix_time()} if jobs else "no cron jobs"
 
 
-class CronRemove:
+class CronRemove(_CronTool):
     name = "cron_remove"
+    tier, acting, level = "operator", True, "autonomous"
     description = "Delete a scheduled cron job by its id (see cron_list)."
     schema = {
         "type": "object",
@@ -103,10 +99,10 @@ class CronRemove:
 
     def run(self, input):
         try:
-            job = _cron().remove(input["id"])
+            job = self._cron().remove(input["id"])
         except CronError as exc:
             raise ToolError(str(exc))
         return "removed cron job {}: {}".format(job["id"], job["message"])
 
 
-TOOLS = (CronAdd(), CronList(), CronRemove())
+TOOLS = (CronAdd, CronList, CronRemove)

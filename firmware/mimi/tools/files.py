@@ -5,40 +5,27 @@ from mimi.safety import roles
 from mimi.storage import files as flash_files
 from mimi.storage.memory import DAILY_MAX_BYTES, MEMORY_MAX_BYTES
 from mimi.tools import sandbox
-from mimi.tools.registry import ToolError
+from mimi.tools.registry import Tool, ToolError
 
 READ_MAX = const(6144)  # bytes returned by one read_file call (the registry caps results at 8 KB)
 WRITE_MAX = const(16384)  # bytes of a file written by write_file or edit_file
 LIST_MAX = const(100)  # entries shown by one list_dir call
 _ENOSPC = const(28)
 
-_app = [None]
 
 
-def setup(app):
-    _app[0] = app
+class _FileTool(Tool):
+    wants_turn = True  # the conversations (sessions/) are the owner's turns' only
 
-
-def _root():
-    return _app[0].flash.root
-
-
-def _place(path, write=False):
-    try:
-        place = sandbox.resolve(_root(), path, write)
-    except sandbox.PathRefused as exc:
-        raise ToolError(str(exc))
-    if place.rel.split("/")[0] in sandbox.OWNER_ONLY and _role() != roles.OWNER:
-        raise ToolError("path '{}' refused: only the owner may read conversations ({}/)".format(
-            place.rel, "/, ".join(sandbox.OWNER_ONLY)))
-    return place
-
-
-def _role():
-    from mimi.safety import policy
-    from mimi.tools import registry
-
-    return policy.role_of(_app[0].config, registry.current)
+    def _place(self, turn, path, write=False):
+        try:
+            place = sandbox.resolve(self.app.flash.root, path, write)
+        except sandbox.PathRefused as exc:
+            raise ToolError(str(exc))
+        if place.rel.split("/")[0] in sandbox.OWNER_ONLY and turn.role != roles.OWNER:
+            raise ToolError("path '{}' refused: only the owner may read conversations ({}/)".format(
+                place.rel, "/, ".join(sandbox.OWNER_ONLY)))
+        return place
 
 
 def _cap(rel):
@@ -83,8 +70,9 @@ def _skip_continuation(data):
     return n
 
 
-class ReadFile:
+class ReadFile(_FileTool):
     name = "read_file"
+    tier, acting, level = "observer", False, "autonomous"
     description = (
         "Read a text file from your flash, e.g. memory/MEMORY.md, config/USER.md or skills/<name>.md. "
         "Returns at most {} bytes per call; for longer files a note at the end gives the offset "
@@ -101,8 +89,8 @@ class ReadFile:
         "required": ["path"],
     }
 
-    def run(self, input):
-        place = _place(input["path"])
+    def run(self, input, turn):
+        place = self._place(turn, input["path"])
         _need_file(place)
         offset = input.get("offset", 0)
         limit = input.get("limit", READ_MAX)
@@ -127,8 +115,9 @@ class ReadFile:
         return "{}\n[bytes {}-{} of {}; {}]".format(text, offset + skip, end, total, more)
 
 
-class WriteFile:
+class WriteFile(_FileTool):
     name = "write_file"
+    tier, acting, level = "owner", True, "report"
     description = (
         "Create or replace a whole text file on your flash (at most {} bytes). Use files/ for your own "
         "notes and data, skills/<name>.md for skills; folders are created as needed. Prefer edit_file "
@@ -143,16 +132,17 @@ class WriteFile:
         "required": ["path", "content"],
     }
 
-    def run(self, input):
-        place = _place(input["path"], write=True)
+    def run(self, input, turn):
+        place = self._place(turn, input["path"], write=True)
         existed = flash_files.exists(place.full)
         data = input["content"].encode()
         _store(place, data)
         return "wrote {} bytes to {} ({})".format(len(data), place.rel, "replaced" if existed else "new file")
 
 
-class EditFile:
+class EditFile(_FileTool):
     name = "edit_file"
+    tier, acting, level = "owner", True, "report"
     description = (
         "Change part of a text file: replaces old_string with new_string. old_string must match the "
         "file exactly (spaces and line breaks included) and occur exactly once; read_file first."
@@ -167,8 +157,8 @@ class EditFile:
         "required": ["path", "old_string", "new_string"],
     }
 
-    def run(self, input):
-        place = _place(input["path"], write=True)
+    def run(self, input, turn):
+        place = self._place(turn, input["path"], write=True)
         _need_file(place)
         old, new = input["old_string"], input["new_string"]
         if not old:
@@ -203,8 +193,9 @@ def _entry_line(full, name):
     return "{}  {} bytes".format(name, flash_files.size(flash_files.join(full, name)))
 
 
-class ListDir:
+class ListDir(_FileTool):
     name = "list_dir"
+    tier, acting, level = "observer", False, "autonomous"
     description = (
         "List a folder on your flash: names with sizes, folders end with /. Without a path it lists the "
         "data folder: {}.".format(sandbox.allowed_text())
@@ -218,8 +209,8 @@ class ListDir:
         "required": [],
     }
 
-    def run(self, input):
-        place = _place(input.get("path", ""))
+    def run(self, input, turn):
+        place = self._place(turn, input.get("path", ""))
         if place.is_root():
             lines = []
             for name, is_folder in sandbox.root_entries(place.full):
@@ -245,4 +236,4 @@ class ListDir:
         return "\n".join(lines)
 
 
-TOOLS = (ReadFile(), WriteFile(), EditFile(), ListDir())
+TOOLS = (ReadFile, WriteFile, EditFile, ListDir)

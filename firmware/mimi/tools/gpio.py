@@ -3,7 +3,7 @@ import machine
 
 from mimi import platform
 from mimi.platform import const
-from mimi.tools.registry import ToolError
+from mimi.tools.registry import Tool, ToolError
 
 PIN_MAX = const(48)  # ESP32-S3 GPIO numbers run 0..21 and 26..48
 _NO_SUCH_PINS = (22, 23, 24, 25)
@@ -15,17 +15,16 @@ RESERVED = (
     ((43, 44), "UART0 (the serial console)"),
 )
 _NS, _KEY = "tool_config", "gpio_allow"
+# The console commands (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot).
+COMMANDS = (
+    "\ngpio_allow\tgpio_allow [pin]\t0\t1\tlet the agent read/write a GPIO pin (no pin: list the allowed ones)"
+    "\tmimi.tools.gpio:allow_command(app.config)"
+    "\ngpio_deny\tgpio_deny <pin>\t1\t1\ttake a GPIO pin back from the agent"
+    "\tmimi.tools.gpio:deny_command(app.config)"
+    "\n"
+)
 
-_app = [None]
-_outputs = {}  # pin number -> machine.Pin this tool drives as an output
-
-
-def setup(app):
-    _app[0] = app
-    add = app.console.commands.add
-    add("gpio_allow", _allow_command, "gpio_allow [pin]", 0, 1,
-        "let the agent read/write a GPIO pin (no pin: list the allowed ones)")
-    add("gpio_deny", _deny_command, "gpio_deny <pin>", 1, 1, "take a GPIO pin back from the agent")
+_outputs = {}  # pin number -> machine.Pin this tool drives as an output (the pins are the board's: one table)
 
 
 def reserved_use(pin):
@@ -71,8 +70,7 @@ def _say(text):
     platform.console_write(text + "\n")
 
 
-async def _allow_command(pin=None):
-    config = _app[0].config
+async def allow_command(config, pin=None):
     pins = allowed_pins(config)
     if pin is not None:
         number = _pin_number(pin)
@@ -84,9 +82,8 @@ async def _allow_command(pin=None):
     _say("GPIO pins the agent may use: {}".format(", ".join(str(p) for p in pins) or "none"))
 
 
-async def _deny_command(pin):
+async def deny_command(config, pin):
     number = _pin_number(pin)
-    config = _app[0].config
     pins = allowed_pins(config)
     if number in pins:
         pins.remove(number)
@@ -97,14 +94,14 @@ async def _deny_command(pin):
         _say("GPIO {} was not allowed".format(number))
 
 
-def _allowed_pin(input):
+def _allowed_pin(config, input):
     """The input's pin when the agent may use it, else a ToolError naming the command to allow it."""
     pin = input["pin"]
     try:
         check_usable(pin)
     except ValueError as exc:
         raise ToolError(str(exc))
-    if pin not in allowed_pins(_app[0].config):
+    if pin not in allowed_pins(config):
         raise ToolError("GPIO {} is not allowed; the owner can allow it with the console command "
                         "'gpio_allow {}'".format(pin, pin))
     return pin
@@ -113,8 +110,9 @@ def _allowed_pin(input):
 _PIN_SCHEMA = {"type": "integer", "description": "GPIO number, e.g. 4 for GPIO4"}
 
 
-class GpioRead:
+class GpioRead(Tool):
     name = "gpio_read"
+    tier, acting, level = "operator", False, "autonomous"
     description = (
         "Read the level (0 or 1) of a GPIO pin the owner allowed. A pin you set with gpio_write "
         "reports its output level; any other pin is switched to input first (optional pull-up/down)."
@@ -130,7 +128,7 @@ class GpioRead:
     }
 
     def run(self, input):
-        pin = _allowed_pin(input)
+        pin = _allowed_pin(self.app.config, input)
         driven = _outputs.get(pin)
         if driven is not None:
             return {"pin": pin, "value": driven.value(), "mode": "output"}
@@ -141,8 +139,9 @@ class GpioRead:
         return {"pin": pin, "value": gpio.value(), "mode": "input"}
 
 
-class GpioWrite:
+class GpioWrite(Tool):
     name = "gpio_write"
+    tier, acting, level = "operator", True, "report"
     description = (
         "Set a GPIO pin the owner allowed to output 0 (low) or 1 (high), e.g. to switch a relay or LED."
     )
@@ -156,7 +155,7 @@ class GpioWrite:
     }
 
     def run(self, input):
-        pin = _allowed_pin(input)
+        pin = _allowed_pin(self.app.config, input)
         value = input["value"]
         if value not in (0, 1):
             raise ToolError("value must be 0 or 1")
@@ -168,4 +167,4 @@ class GpioWrite:
         return {"pin": pin, "value": value}
 
 
-TOOLS = (GpioRead(), GpioWrite())
+TOOLS = (GpioRead, GpioWrite)

@@ -1,6 +1,10 @@
 # Built-in tools held as data: a line of builtin_defs.DEFS each, their code imported at the first call.
 import json
 
+from mimi.platform import const
+
+_SAFETY_FIELDS = const(3)  # tier, acting, level: a line's fields between its module and its definition
+
 
 def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports the registry to write it
     from mimi.tools.builtin_defs import DEFS
@@ -9,12 +13,14 @@ def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports 
 
 
 def add_lazy(registry, module_name):
-    """The module's tools from their lines in DEFS: name, module, tier, acting, definition."""
+    """The module's tools from their lines in DEFS: name, module, tier, acting, level, definition."""
     defs = _defs()
     key = "\t{}\t".format(module_name).encode()
     at = defs.find(key)
     while at >= 0:
-        definition = defs.find(b"\t", defs.find(b"\t", at + len(key)) + 1) + 1  # after tier and acting
+        definition = at + len(key)
+        for _ in range(_SAFETY_FIELDS):  # after tier, acting and level
+            definition = defs.find(b"\t", definition) + 1
         registry.add(LazyTool(registry, definition))
         at = defs.find(key, definition)
 
@@ -24,15 +30,14 @@ class LazyTool:
     ROMFS board; the tool keeps only where its definition starts. It is its own request definition
     (is_json, len(), chunks(): a view of the JSON in DEFS, written as llm/claude.py writes a PromptFile);
     description and schema are decoded from it when asked (a call's input check, the tool_list command).
-    run() imports and sets up the module with the code at the first call, then hands every call to the
-    real tool."""
+    The registry runs code(): the real tool, its module imported and set up at the first call."""
 
     is_json = True
 
     def __init__(self, registry, at):  # at: where its definition starts in DEFS
         self._registry, self._at = registry, at
 
-    def _fields(self):  # [name, module, tier, acting], the line's head
+    def _fields(self):  # [name, module, tier, acting, level], the line's head
         defs = _defs()
         return defs[defs.rfind(b"\n", 0, self._at) + 1 : self._at - 1].decode().split("\t")
 
@@ -43,12 +48,16 @@ class LazyTool:
         return defs[start : defs.find(b"\t", start)].decode()
 
     @property
-    def tier(self):
-        return self._fields()[2] or None
+    def tier(self):  # [safety] the least trusted role that may run it (safety/roles.py)
+        return self._fields()[2]
 
     @property
-    def acting(self):
+    def acting(self):  # [safety] does it change the world (the circuit breaker counts it)
         return self._fields()[3] == "1"
+
+    @property
+    def level(self):  # [safety] its default autonomy level (safety/policy.py LEVELS)
+        return self._fields()[4]
 
     def __len__(self):
         return _defs().find(b"\n", self._at) - self._at
@@ -69,6 +78,7 @@ class LazyTool:
     def schema(self):
         return self._decoded()["input_schema"]
 
-    def run(self, input):  # the real run()'s result: a value, or a coroutine the caller awaits
+    def code(self):
+        """The real tool, bound to the app: its module imported and set up at the first call (registry.code)."""
         name, module = self._fields()[:2]
-        return self._registry.code(module, name).run(input)
+        return self._registry.code(module, name)

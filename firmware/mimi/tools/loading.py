@@ -4,12 +4,10 @@ import os
 import sys
 
 from mimi import platform
-from mimi.platform import const
 from mimi.storage.sessions import Sessions
 from mimi.tools.lazy_tool import add_lazy
-from mimi.tools.registry import after_turn_hook
+from mimi.tools.registry import after_turn_hook, bound_tools
 
-NAME_MAX = const(64)
 USER_TOOL_PREFIX = "tool_"
 
 # Built-in tool modules (each a tool, or exporting TOOLS); a missing one is reported and skipped.
@@ -41,46 +39,14 @@ AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate", Sessions.may
 
 def boot(registry, folder):
     """The built-ins and the owner's tools in `folder`, then this module let go: nothing here is needed
-    again but check_tool, imported afresh for a tool added later (registry.add)."""
+    again (a tool added later is checked by tools/tool_check.py, registry.add)."""
     load_builtins(registry)
     discover(registry, folder)
     platform.unload(__name__)
 
 
-def _valid_name(name):
-    if not isinstance(name, str) or not 0 < len(name) <= NAME_MAX:
-        return False
-    for ch in name:
-        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
-            return False
-    return True
-
-
-def check_tool(tool):
-    """The reason a tool object is unusable, or None when it is fine."""
-    name = getattr(tool, "name", None)
-    if not _valid_name(name):
-        return "its name must be 1-64 characters of letters, digits, _ or -"
-    if not isinstance(getattr(tool, "description", None), str) or not tool.description:
-        return "it has no description"
-    schema = getattr(tool, "schema", None)
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        return "its schema must be a JSON Schema object ({\"type\": \"object\", ...})"
-    if not callable(getattr(tool, "run", None)):
-        return "it has no run(input) function"
-    return None
-
-
 def _add_module(registry, module, origin):
-    app = registry.app
-    setup = getattr(module, "setup", None)
-    if setup is not None and app is not None:
-        setup(app)
-    tools = getattr(module, "TOOLS", None)
-    for tool in tools if tools is not None else (module,):
-        tool_setup = getattr(tool, "setup", None)
-        if tool is not module and tool_setup is not None and app is not None:
-            tool_setup(app)
+    for tool in bound_tools(module, registry.app):
         registry.add(tool, origin)
 
 

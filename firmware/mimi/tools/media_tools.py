@@ -2,19 +2,15 @@
 import os
 
 from mimi.storage import files
-from mimi.tools.registry import ToolError
+from mimi.tools.registry import Tool, ToolError
 
-_app = [None]
 _COPIES_MAX = 99
 
 
-def setup(app):
-    _app[0] = app
-
-
-class KeepFile:
+class KeepFile(Tool):
     name = "keep_file"
-    tier = "operator"
+    tier, acting, level = "operator", False, "autonomous"
+    wants_turn = True  # the photo or file is this turn's
     description = (
         "Keep the photo or file the user sent in this message on the device's flash (under files/), "
         "when they ask you to keep, save or store it. Without this it is deleted after your reply."
@@ -25,12 +21,10 @@ class KeepFile:
         "required": [],
     }
 
-    def run(self, input):
+    def run(self, input, turn):
         from mimi.agent import attachments
-        from mimi.tools import registry
 
-        meta = registry.current.get("meta")
-        item = meta.get("media") if isinstance(meta, dict) else None
+        item = turn.meta.get("media")
         if not isinstance(item, dict) or not files.exists(item.get("path") or ""):
             raise ToolError("this message carries no photo or file to keep")
         source = item["path"]
@@ -40,7 +34,7 @@ class KeepFile:
             wanted = "photo" + ext if item["kind"] == "image" else "file" + ext
         elif ext and "." not in wanted:
             wanted += ext
-        folder = files.join(_app[0].flash.root, "files")
+        folder = files.join(self.app.flash.root, "files")
         stem, dot, suffix = wanted.rpartition(".")
         if not dot:
             stem, suffix = wanted, ""
@@ -52,7 +46,7 @@ class KeepFile:
                 raise ToolError("files/ already holds too many files named like {}".format(wanted))
             target = files.join(folder, "{}-{}{}".format(stem, n, "." + suffix if dot else ""))
         os.rename(source, target)
-        return "kept as {}".format(target[len(_app[0].flash.root) + 1:])
+        return "kept as {}".format(target[len(self.app.flash.root) + 1:])
 
 
-TOOLS = (KeepFile(),)
+TOOLS = (KeepFile,)

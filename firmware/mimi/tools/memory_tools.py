@@ -2,31 +2,29 @@
 from mimi import platform
 from mimi.platform import const
 from mimi.storage.memory import SEARCH_HITS
-from mimi.tools.registry import ToolError
+from mimi.tools.registry import Tool, ToolError
 
 _WORD_MIN = const(3)  # shorter words are not searched on their own
 
-_app = [None]
+# The console command (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot). The
+# after-turn hook (consolidation) is tools/loading.py AFTER_TURN's, added at boot.
+COMMANDS = (
+    "\nmemory_consolidate\tmemory_consolidate [chat]\t0\t1"
+    "\tsummarise a chat's older turns into today's note now (default: the console)"
+    "\tmimi.tools.memory_tools:consolidate_command(app)"
+    "\n"
+)
 
 
-def setup(app):
-    _app[0] = app  # its after-turn hook (consolidation) is tools/loading.py AFTER_TURN's, added at boot
-    app.console.commands.add("memory_consolidate", _consolidate_cmd, "memory_consolidate [chat]", 0, 1,
-                             "summarise a chat's older turns into today's note now (default: the console)")
-
-
-async def _consolidate_cmd(chat=None):
+async def consolidate_command(app, chat=None):
     from mimi.agent import consolidate
 
-    print(await consolidate.by_hand(_app[0], chat or "cli_console"))
+    print(await consolidate.by_hand(app, chat or "cli_console"))
 
 
-def _memory():
-    return _app[0].memory
-
-
-class Remember:
+class Remember(Tool):
     name = "remember"
+    tier, acting, level = "owner", True, "autonomous"  # memory is in every later prompt; the reply says it
     description = (
         "Save one lasting fact about your owner or their wishes to long-term memory (MEMORY.md, "
         "which you see in every conversation). One short line; never store passwords or keys."
@@ -39,15 +37,14 @@ class Remember:
 
     def run(self, input):
         try:
-            entry = _memory().append(input["text"], platform.utc_date())
+            entry = self.app.memory.append(input["text"], platform.utc_date())
         except ValueError as exc:
             raise ToolError(str(exc))
         return "saved to MEMORY.md: " + entry
 
 
-def _search(query):
+def _search(memory, query):
     """Hits for the whole query; when there are none, hits for each longer word of it."""
-    memory = _memory()
     hits = memory.search(query)
     if hits:
         return hits
@@ -62,8 +59,9 @@ def _search(query):
     return hits
 
 
-class Recall:
+class Recall(Tool):
     name = "recall"
+    tier, acting, level = "observer", False, "autonomous"
     description = (
         "Search long-term memory (MEMORY.md) and the daily notes for lines containing a word or "
         "phrase (any case). Returns matching lines with their source, newest notes first."
@@ -78,14 +76,15 @@ class Recall:
         query = input["query"].strip()
         if not query:
             raise ToolError("query is empty: give a word or phrase to look for")
-        hits = _search(query)
+        hits = _search(self.app.memory, query)
         if not hits:
             return "nothing found for '{}' in MEMORY.md or the daily notes".format(query)
         return "\n".join("{}: {}".format(source, line) for source, line in hits)
 
 
-class NoteToday:
+class NoteToday(Tool):
     name = "note_today"
+    tier, acting, level = "owner", True, "autonomous"
     description = (
         "Add a note to today's daily note (memory/daily/YYYY-MM-DD.md, UTC date): events, tasks, "
         "things said today. Recent daily notes are shown to you in later conversations."
@@ -99,10 +98,10 @@ class NoteToday:
     def run(self, input):
         date = platform.utc_date()
         try:
-            _memory().append_daily(input["text"], date)
+            self.app.memory.append_daily(input["text"], date)
         except ValueError as exc:
             raise ToolError(str(exc))
         return "added to memory/daily/{}.md".format(date)
 
 
-TOOLS = (Remember(), Recall(), NoteToday())
+TOOLS = (Remember, Recall, NoteToday)

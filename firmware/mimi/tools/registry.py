@@ -9,9 +9,6 @@ from mimi.tools.lazy_tool import LazyTool
 TOOL_TIMEOUT_S = const(30)
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
 
-# The turn being served: {"channel", "chat_id", "meta"}; tools may read it (e.g. cron_add's default chat).
-current = {}
-
 _JSON_TYPES = {
     "string": (str,),
     "integer": (int,),
@@ -24,6 +21,19 @@ _JSON_TYPES = {
 
 class ToolError(Exception):
     """An expected failure: its message goes to the model as the tool result (is_error)."""
+
+
+class Tool:
+    """A built-in tool: its module lists the class in TOOLS, and the registry makes it with the app at the
+    module's first use (bound_tools). Class attributes: name, description, schema and its safety facts,
+    tier (safety/roles.py), acting (the breaker counts it) and level (its default autonomy level), which
+    tools/tool_defs.py copies into builtin_defs.DEFS. A tool whose run() needs the turn it serves (the chat,
+    the role) sets wants_turn = True and gets run(input, turn)."""
+
+    wants_turn = False
+
+    def __init__(self, app):
+        self.app = app
 
 
 def check_input(schema, data):
@@ -51,22 +61,23 @@ class Registry:
     def __init__(self, app=None):
         self.app = app
         self.tools = {}
-        self._set_up = []  # lazy modules imported and set up so far
+        self._bound = {}  # module name -> its tools bound to the app (setup(app)'s), for the modules set up so far
         self.warnings = []
         self._definitions = None
-        self.guards = []  # [safety] objects with before(name, data, tool) -> refusal|None, optional admit(...)
-        # (the same, once the approvers let the call through) and after(name, data, text, is_error, took_ms)
-        # [safety] objects with async approve(name, data, tool) -> refusal|None, asked after the guards let a
-        # call through (roles, autonomy levels, confirmations); the turn is in `current`. An approver may
-        # also have async ran(name, data, tool, text, is_error, turn), awaited after a call it let through.
+        # [safety] objects with before(name, data, tool, turn) -> refusal|None, optional admit(...) (the same,
+        # once the approvers let the call through) and after(name, data, text, is_error, took_ms, turn)
+        self.guards = []
+        # [safety] objects with async approve(name, data, tool, turn) -> refusal|None, asked after the guards
+        # let a call through (roles, autonomy levels, confirmations). An approver may also have async
+        # ran(name, data, tool, text, is_error, turn), awaited after a call it let through.
         self.approvers = []
 
     def add(self, tool, origin="built-in"):
-        problem = None  # a LazyTool's definition (DEFS) is checked by its tests
+        problem = None  # a LazyTool's definition and safety facts (DEFS) are checked by its tests
         if not isinstance(tool, LazyTool):  # an owner's tool at boot, or one added later (mqtt's): rare
-            from mimi.tools.loading import check_tool
+            from mimi.tools.tool_check import check_tool
 
-            problem = check_tool(tool)
+            problem = check_tool(tool)  # and its tier, acting flag and level filled in where it says none
         if problem is None and tool.name in self.tools:
             problem = "a tool named '{}' already exists".format(tool.name)
         if problem:
@@ -80,18 +91,8 @@ class Registry:
         self.warnings.append(text)
         print(text)
 
-    def module(self, module_name):
-        """A lazy module, imported and set up (once) at its first need."""
-        module = __import__(module_name, None, None, ["_"])
-        if module_name not in self._set_up:
-            setup = getattr(module, "setup", None)
-            if setup is not None and self.app is not None:
-                setup(self.app)  # its console commands replace the stand-ins add_commands made
-            self._set_up.append(module_name)
-        return module
-
     def add_commands(self, module_name):
-        """The module's console commands (builtin_defs.COMMANDS), its code imported and set up (module()) at
+        """The module's console commands (builtin_defs.COMMANDS, a copy of its COMMANDS), its code imported at
         the first one typed."""
         from mimi.tools.builtin_defs import COMMANDS
 
@@ -100,10 +101,11 @@ class Registry:
         self.app.console.commands.add_lines(COMMANDS, module_name)
 
     def code(self, module_name, tool_name):
-        """The real tool behind a LazyTool: its module imported and set up (once) at the first need."""
-        module = self.module(module_name)
-        tools = getattr(module, "TOOLS", None)
-        for tool in tools if tools is not None else (module,):
+        """The real tool behind a LazyTool, bound to the app: its module imported and set up (once) at the
+        first need."""
+        if module_name not in self._bound:
+            self._bound[module_name] = bound_tools(__import__(module_name, None, None, ["_"]), self.app)
+        for tool in self._bound[module_name]:
             if tool.name == tool_name:
                 return tool
         raise ToolError("{} is missing from {}".format(tool_name, module_name))
@@ -115,25 +117,25 @@ class Registry:
             self._definitions = [_definition(self.tools[name]) for name in sorted(self.tools)]
         return self._definitions
 
-    async def execute(self, name, data):  # [safety] guards see every call: breaker before, audit after
-        """Run one tool: (result_text, is_error). Never raises."""
+    async def execute(self, name, data, turn):  # [safety] guards see every call: breaker before, audit after
+        """Run one tool for a turn (tools/turn.py: the chat it answers in and the role it acts with):
+        (result_text, is_error). Never raises."""
         started, refusal = platform.ticks_ms(), None
-        turn = dict(current)  # this call's turn, even if another starts while an approver waits
         tool = self.tools.get(name)
         for guard in self.guards:
-            refusal = refusal or _guarded(guard.before, name, data, tool)
+            refusal = refusal or _guarded(guard.before, name, data, tool, turn)
         for approver in self.approvers:
             if refusal:
                 break
             try:
-                refusal = await approver.approve(name, data, tool)
+                refusal = await approver.approve(name, data, tool, turn)
             except Exception as exc:  # a broken approver refuses: never run an unchecked call
                 refusal = "{} was not run: its safety check failed ({})".format(name, exc)
         for guard in self.guards if not refusal else ():
             admit = getattr(guard, "admit", None)  # e.g. the breaker counts only calls that will run
             if admit is not None:
-                refusal = refusal or _guarded(admit, name, data, tool)
-        text, is_error = (refusal, True) if refusal else await self._run(name, data)
+                refusal = refusal or _guarded(admit, name, data, tool, turn)
+        text, is_error = (refusal, True) if refusal else await self._run(tool, name, data, turn)
         for approver in self.approvers if not refusal else ():
             ran = getattr(approver, "ran", None)  # e.g. the policy's "I ran gpio_write" report
             if ran is not None:
@@ -143,11 +145,10 @@ class Registry:
                     print("tools: after-call check failed: {}: {}".format(exc.__class__.__name__, exc))
         took = platform.ticks_diff(platform.ticks_ms(), started)
         for guard in self.guards:
-            _guarded(guard.after, name, data, text, is_error, took)
+            _guarded(guard.after, name, data, text, is_error, took, turn)
         return text, is_error
 
-    async def _run(self, name, data):
-        tool = self.tools.get(name)
+    async def _run(self, tool, name, data, turn):
         if tool is None:
             return "unknown tool '{}'".format(name), True
         problem = check_input(tool.schema, data)
@@ -155,7 +156,7 @@ class Registry:
             return "invalid input for {}: {}".format(name, problem), True
         started = platform.ticks_ms()
         try:
-            result = tool.run(data)
+            result = run(code_of(tool), data, turn)
             if hasattr(result, "send") or hasattr(result, "__await__"):  # async run()
                 result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
         except asyncio.TimeoutError:
@@ -171,6 +172,29 @@ class Registry:
         if took > 2000:
             print("tools: {} took {} ms".format(name, took))
         return text, False
+
+
+def code_of(tool):
+    """The tool's code: a built-in's (LazyTool) module imported and set up at its first call."""
+    return tool.code() if isinstance(tool, LazyTool) else tool
+
+
+def run(tool, data, turn):
+    """tool.run(data), or tool.run(data, turn) for a tool that says it wants the turn (`wants_turn = True`):
+    the owner's tool_<name>.py keeps the plain run(input); a result, or a coroutine the caller awaits."""
+    return tool.run(data, turn) if getattr(tool, "wants_turn", False) else tool.run(data)
+
+
+def bound_tools(module, app):
+    """A tool module's tools, bound to the app, once its optional setup(app) ran: its TOOLS, a class there
+    made with the app (a built-in's Tool), else the module itself as one tool (an owner's tool_<name>.py)."""
+    setup = getattr(module, "setup", None)
+    if setup is not None and app is not None:
+        setup(app)
+    tools = getattr(module, "TOOLS", None)
+    if tools is None:
+        return (module,)
+    return [tool(app) if isinstance(tool, type) else tool for tool in tools]
 
 
 def _definition(tool):

@@ -1,32 +1,16 @@
 # web_search's code: Brave Search or Tavily, key set with set_search_key; answers as numbered result lines.
 from mimi import platform
-from mimi.config import mask
 from mimi.platform import const
 from mimi.tools.html_text import strip_tags
 from mimi.tools.http_text import ServiceError, query, request_json
 from mimi.tools.registry import ToolError
-from mimi.tools.web import COUNT_DEFAULT, COUNT_MAX
+from mimi.tools.web import COUNT_DEFAULT, COUNT_MAX, PROVIDERS
 
 SNIPPET_MAX = const(400)  # characters of one result's snippet
 TITLE_MAX = const(150)
-PROVIDERS = ("brave", "tavily")
 ENDPOINTS = {"brave": "https://api.search.brave.com/res/v1/web/search", "tavily": "https://api.tavily.com/search"}
 PROVIDER_NAMES = {"brave": "Brave Search", "tavily": "Tavily"}
-TAVILY_KEY_PREFIX = "tvly-"
 NOT_CONFIGURED = "web search is not configured: set_search_key <key>"
-
-
-def set_search_key(cfg, key, provider=None):
-    """The set_search_key console command: save the key; a tvly- key (or the word tavily) selects Tavily."""
-    if provider is None and key.strip().startswith(TAVILY_KEY_PREFIX):
-        provider = "tavily"
-    if provider is not None and provider.lower() not in PROVIDERS:
-        raise ValueError("the search provider must be brave or tavily, not '{}'".format(provider))
-    cfg.set("web_config", "search_key", key)
-    if provider is not None:
-        cfg.set("web_config", "search_provider", provider.lower())
-    platform.console_write("web_config.search_key = {} (saved; provider {})\n".format(
-        mask(cfg.get("web_config", "search_key")), cfg.get("web_config", "search_provider")))
 
 
 def _settings(cfg):

@@ -2,19 +2,7 @@
 import os
 
 from mimi import VERSION, platform
-
-name = "system_info"
-description = (
-    "Report the board's state: firmware version, uptime, free heap, flash space, WiFi signal "
-    "(RSSI in dBm), the Claude model in use and how many conversation turns were served."
-)
-schema = {"type": "object", "properties": {}, "required": []}
-
-_app = [None]
-
-
-def setup(app):
-    _app[0] = app
+from mimi.tools.registry import Tool
 
 
 def _flash_use(root):
@@ -49,24 +37,36 @@ def _wifi(app):
     return info
 
 
-def run(input):
-    app = _app[0]
-    info = {
-        "firmware": "MimiClaw-Py " + VERSION,
-        "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
-        "model": app.config.get("llm_config", "model"),
-    }
-    free, used = platform.heap_info()
-    if free is not None:
-        info["heap_free"] = free
-        info["heap_used"] = used
-    flash = _flash_use(app.flash.root)
-    if flash is not None:
-        info["flash_total"] = flash[0]
-        info["flash_free"] = flash[1]
-    info["wifi"] = _wifi(app)
-    agent = getattr(app, "agent", None)
-    if agent is not None:
-        info["agent_turns"] = agent.turns
-        info["agent_failures"] = agent.failures
-    return info
+class SystemInfo(Tool):
+    name = "system_info"
+    tier, acting, level = "observer", False, "autonomous"
+    description = (
+        "Report the board's state: firmware version, uptime, free heap, flash space, WiFi signal "
+        "(RSSI in dBm), the Claude model in use and how many conversation turns were served."
+    )
+    schema = {"type": "object", "properties": {}, "required": []}
+
+    def run(self, input):
+        app = self.app
+        info = {
+            "firmware": "MimiClaw-Py " + VERSION,
+            "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
+            "model": app.config.get("llm_config", "model"),
+        }
+        free, used = platform.heap_info()
+        if free is not None:
+            info["heap_free"] = free
+            info["heap_used"] = used
+        flash = _flash_use(app.flash.root)
+        if flash is not None:
+            info["flash_total"] = flash[0]
+            info["flash_free"] = flash[1]
+        info["wifi"] = _wifi(app)
+        agent = getattr(app, "agent", None)
+        if agent is not None:
+            info["agent_turns"] = agent.turns
+            info["agent_failures"] = agent.failures
+        return info
+
+
+TOOLS = (SystemInfo,)

@@ -1,29 +1,19 @@
 # watch_add, watch_list, watch_pause, watch_remove: the agent sets up monitors that it judges itself.
-from mimi.channels.system import encode_target, requesting_chat
-from mimi.safety import roles
-from mimi.tools import registry
-from mimi.tools.registry import ToolError
+from mimi.channels.system import encode_target
+from mimi.tools.registry import Tool, ToolError
 from mimi.watch.sources import HELP
 from mimi.watch.store import INTERVAL_MAX_S, INTERVAL_MIN_S
 
-_app = [None]
 
+class _WatchTool(Tool):
+    tier = "owner"
 
-def setup(app):
-    _app[0] = app
+    def _service(self):
+        from mimi import watch
 
-
-def _service():
-    from mimi import watch
-
-    if not hasattr(_app[0], "watchers"):  # an app without the watch layer
-        raise ToolError("watchers are not running on this device")
-    return watch.watchers(_app[0])
-
-
-def _from_watcher():
-    meta = registry.current.get("meta")
-    return meta.get("watcher") if isinstance(meta, dict) else None
+        if not hasattr(self.app, "watchers"):  # an app without the watch layer
+            raise ToolError("watchers are not running on this device")
+        return watch.watchers(self.app)
 
 
 def _shown(watcher):
@@ -39,10 +29,10 @@ def _shown(watcher):
 _NAME = {"type": "string", "description": "the watcher's name (see watch_list)"}
 
 
-class WatchAdd:
+class WatchAdd(_WatchTool):
     name = "watch_add"
-    tier = "owner"
-    acting = True
+    acting, level = True, "report"
+    wants_turn = True  # the watcher reports to this chat and acts with this turn's role
     description = (
         "Start a watcher: every interval_s seconds the device reads `source` and you judge the reading "
         "with `instruction` and the recent readings, then stay silent, tell this chat, or act with your "
@@ -62,33 +52,31 @@ class WatchAdd:
         "required": ["name", "source", "interval_s", "instruction"],
     }
 
-    def run(self, input):
-        if _from_watcher():
+    def run(self, input, turn):
+        if turn.watcher:
             raise ToolError("a watcher cannot start other watchers")
-        turn = registry.current
         try:
-            watcher = _service().add(input["name"], input["source"], input["interval_s"], input["instruction"],
-                                     requesting_chat(turn), roles.of_turn(turn))
+            watcher = self._service().add(input["name"], input["source"], input["interval_s"],
+                                          input["instruction"], turn.asker, turn.role)
         except ValueError as exc:  # WatchError, SourceError
             raise ToolError(str(exc))
         return _shown(watcher)
 
 
-class WatchList:
+class WatchList(_WatchTool):
     name = "watch_list"
-    tier = "owner"
+    acting, level = False, "autonomous"
     description = "List the watchers: source, interval, instruction, where each reports, and its last verdict."
     schema = {"type": "object", "properties": {}, "required": []}
 
     def run(self, input):
-        watchers = [_shown(w) for w in _service().watchers()]
+        watchers = [_shown(w) for w in self._service().watchers()]
         return {"watchers": watchers} if watchers else "no watchers"
 
 
-class WatchPause:
+class WatchPause(_WatchTool):
     name = "watch_pause"
-    tier = "owner"
-    acting = True
+    acting, level = True, "report"
     description = "Pause a watcher (it is kept, no readings), or resume it with resume=true."
     schema = {
         "type": "object",
@@ -99,25 +87,24 @@ class WatchPause:
     def run(self, input):
         resume = input.get("resume", False)
         try:
-            watcher = _service().pause(input["name"], not resume)
+            watcher = self._service().pause(input["name"], not resume)
         except ValueError as exc:
             raise ToolError(str(exc))
         return "{} watcher {}".format("resumed" if resume else "paused", watcher["name"])
 
 
-class WatchRemove:
+class WatchRemove(_WatchTool):
     name = "watch_remove"
-    tier = "owner"
-    acting = True
+    acting, level = True, "report"
     description = "Delete a watcher by name."
     schema = {"type": "object", "properties": {"name": _NAME}, "required": ["name"]}
 
     def run(self, input):
         try:
-            watcher = _service().remove(input["name"])
+            watcher = self._service().remove(input["name"])
         except ValueError as exc:
             raise ToolError(str(exc))
         return "removed watcher {}".format(watcher["name"])
 
 
-TOOLS = (WatchAdd(), WatchList(), WatchPause(), WatchRemove())
+TOOLS = (WatchAdd, WatchList, WatchPause, WatchRemove)

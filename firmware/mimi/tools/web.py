@@ -1,6 +1,7 @@
 # The web tools (web_fetch, web_search, get_weather): their code (fetch, search, weather) loaded on first use;
 # this module too is imported only at a first call or command (loading.LAZY, builtin_defs).
 from mimi.platform import const
+from mimi.tools.registry import Tool
 
 # Limits the model reads in the schemas; the implementations use the same ones.
 TEXT_MIN = const(200)  # fewest characters of page text a caller may ask for
@@ -9,42 +10,51 @@ COUNT_DEFAULT = const(5)  # search results
 COUNT_MAX = const(10)
 DAYS_DEFAULT = const(3)  # forecast days
 DAYS_MAX = const(7)
+PROVIDERS = ("brave", "tavily")  # device-side web search (search.py)
+TAVILY_KEY_PREFIX = "tvly-"
 
-_config = [None]
+# The console commands (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot).
+COMMANDS = (
+    "\nset_search_key\tset_search_key <key> [brave|tavily]\t1\t2\tsave the web search API key (a tvly- key "
+    "selects Tavily)\tmimi.tools.web:set_search_key(app.config)"
+    "\nset_search\tset_search [server|device|off|auto]\t0\t1\twho searches the web: Claude itself (server), "
+    "this device with your key, or nobody\tmimi.tools.web:set_search(app.config)"
+    "\n"
+)
 
 
-class LazyTool:
-    """A tool whose code lives in mimi.tools.<module>, imported at its first call: about 45 KB of heap
+class _WebTool(Tool):
+    """A tool whose code lives in mimi.tools.<code>, imported at its first call: about 45 KB of heap
     (html_text, fetch, search, weather, http_text) that a board whose owner never asks for the web
     never spends (BENCHMARKS.md, the heap diet)."""
 
-    def __init__(self, name, description, schema, module):
-        self.name, self.description, self.schema = name, description, schema
-        self._module = module
+    tier, acting, level = "operator", False, "autonomous"
+    code = None  # the module with run(input, config)
 
     async def run(self, input):
-        code = __import__("mimi.tools." + self._module, None, None, ["run"])
-        return await code.run(input, _config[0])
+        code = __import__("mimi.tools." + self.code, None, None, ["run"])
+        return await code.run(input, self.app.config)
 
 
-def setup(app):
-    _config[0] = app.config
-    app.console.commands.add("set_search_key", _set_search_key, "set_search_key <key> [brave|tavily]", 1, 2,
-                             "save the web search API key (a tvly- key selects Tavily)")
-    app.console.commands.add("set_search", _set_search, "set_search [server|device|off|auto]", 0, 1,
-                             "who searches the web: Claude itself (server), this device with your key, or nobody")
+def set_search_key(cfg, key, provider=None):
+    """The set_search_key console command: save the key; a tvly- key (or the word tavily) selects Tavily."""
+    from mimi import platform
+    from mimi.config import mask
+
+    if provider is None and key.strip().startswith(TAVILY_KEY_PREFIX):
+        provider = "tavily"
+    if provider is not None and provider.lower() not in PROVIDERS:
+        raise ValueError("the search provider must be brave or tavily, not '{}'".format(provider))
+    cfg.set("web_config", "search_key", key)
+    if provider is not None:
+        cfg.set("web_config", "search_provider", provider.lower())
+    platform.console_write("web_config.search_key = {} (saved; provider {})\n".format(
+        mask(cfg.get("web_config", "search_key")), cfg.get("web_config", "search_provider")))
 
 
-async def _set_search_key(key, provider=None):
-    from mimi.tools import search
-
-    search.set_search_key(_config[0], key, provider)
-
-
-async def _set_search(mode=None):
+async def set_search(cfg, mode=None):
     from mimi.llm import server_tools
 
-    cfg = _config[0]
     if mode is not None:
         mode = mode.lower()
         if mode not in server_tools.MODES + ("auto",):
@@ -64,43 +74,46 @@ async def _set_search(mode=None):
         print("  no search key is set yet: set_search_key <key> [brave|tavily]")
 
 
-WEB_FETCH = LazyTool(
-    "web_fetch",
-    "Fetch a web page or text file by URL (http or https GET) and return its readable text: HTML is reduced "
-    "to plain text without scripts or styling; binary files are refused and long pages cut. Use it to read "
-    "a page found with web_search or a URL the user gave.",
-    {"type": "object", "properties": {
+class WebFetch(_WebTool):
+    name = "web_fetch"
+    code = "fetch"
+    description = (
+        "Fetch a web page or text file by URL (http or https GET) and return its readable text: HTML is reduced "
+        "to plain text without scripts or styling; binary files are refused and long pages cut. Use it to read "
+        "a page found with web_search or a URL the user gave.")
+    schema = {"type": "object", "properties": {
         "url": {"type": "string", "description": "The full http:// or https:// URL"},
         "max_chars": {"type": "integer", "description": "Most characters of text to return ({}-{}, default {})"
                       .format(TEXT_MIN, TEXT_MAX, TEXT_MAX)},
-    }, "required": ["url"]},
-    "fetch",
-)
+    }, "required": ["url"]}
 
-WEB_SEARCH = LazyTool(
-    "web_search",
-    "Search the web (Brave Search or Tavily) and get the top results as title, URL and snippet. Use it for "
-    "current events, facts you are unsure of, or to find pages; read one with web_fetch.",
-    {"type": "object", "properties": {
+
+class WebSearch(_WebTool):
+    name = "web_search"
+    code = "search"
+    description = (
+        "Search the web (Brave Search or Tavily) and get the top results as title, URL and snippet. Use it for "
+        "current events, facts you are unsure of, or to find pages; read one with web_fetch.")
+    schema = {"type": "object", "properties": {
         "query": {"type": "string", "description": "What to search for"},
         "count": {"type": "integer", "description": "How many results, 1-{} (default {})".format(
             COUNT_MAX, COUNT_DEFAULT)},
-    }, "required": ["query"]},
-    "search",
-)
+    }, "required": ["query"]}
 
-GET_WEATHER = LazyTool(
-    "get_weather",
-    "Current weather and a daily forecast (Open-Meteo) for a place name (like 'Berlin' or 'Paris, Texas') "
-    "or for latitude and longitude. Temperatures in \u00b0C, wind in km/h.",
-    {"type": "object", "properties": {
+
+class GetWeather(_WebTool):
+    name = "get_weather"
+    code = "weather"
+    description = (
+        "Current weather and a daily forecast (Open-Meteo) for a place name (like 'Berlin' or 'Paris, Texas') "
+        "or for latitude and longitude. Temperatures in \u00b0C, wind in km/h.")
+    schema = {"type": "object", "properties": {
         "place": {"type": "string", "description": "A town or city, optionally followed by ', country' or ', region'"},
         "latitude": {"type": "number",
                      "description": "Decimal degrees, -90 to 90 (with longitude, instead of place)"},
         "longitude": {"type": "number", "description": "Decimal degrees, -180 to 180"},
         "days": {"type": "integer", "description": "Days of forecast, 1-{} (default {})".format(DAYS_MAX, DAYS_DEFAULT)},
-    }, "required": []},
-    "weather",
-)
+    }, "required": []}
 
-TOOLS = (WEB_FETCH, WEB_SEARCH, GET_WEATHER)
+
+TOOLS = (WebFetch, WebSearch, GetWeather)

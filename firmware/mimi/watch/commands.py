@@ -5,49 +5,50 @@ from mimi.safety.roles import OWNER
 from mimi.watch import sources
 from mimi.watch.store import describe
 
-_app = [None]
-
-
-def setup(app):
-    _app[0] = app
-    add = app.console.commands.add
-    # -1: the instruction is the rest of the line as typed; name, source and interval may be quoted.
-    add("watch_add", _add, "watch_add <name> <source> <interval_s> <instruction...>", 4, -1,
-        "watch a source and let the agent judge each reading (" + sources.HELP + ")")
-    add("watch_list", _list, "watch_list", 0, 0, "the watchers, their sources and last verdicts")
-    add("watch_pause", _pause, "watch_pause <name>", 1, 1, "stop a watcher's ticks (kept; watch_resume)")
-    add("watch_resume", _resume, "watch_resume <name>", 1, 1, "start a paused watcher again")
-    add("watch_remove", _remove, "watch_remove <name>", 1, 1, "delete a watcher")
-    add("watch_check", _check, "watch_check <name>", 1, 1, "read a watcher's source and judge it now")
-    add("set_watch_model", _set_model, "set_watch_model [model_id]", 0, 1,
-        "the model that judges readings (none: the main model)")
+# The console commands (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot). -1: the
+# instruction is the rest of the line as typed; name, source and interval may be quoted.
+COMMANDS = (
+    "\nwatch_add\twatch_add <name> <source> <interval_s> <instruction...>\t4\t-1\twatch a source and let the "
+    "agent judge each reading (" + sources.HELP + ")\tmimi.watch.commands:add(app)"
+    "\nwatch_list\twatch_list\t0\t0\tthe watchers, their sources and last verdicts"
+    "\tmimi.watch.commands:list_all(app)"
+    "\nwatch_pause\twatch_pause <name>\t1\t1\tstop a watcher's ticks (kept; watch_resume)"
+    "\tmimi.watch.commands:pause(app)"
+    "\nwatch_resume\twatch_resume <name>\t1\t1\tstart a paused watcher again\tmimi.watch.commands:resume(app)"
+    "\nwatch_remove\twatch_remove <name>\t1\t1\tdelete a watcher\tmimi.watch.commands:remove(app)"
+    "\nwatch_check\twatch_check <name>\t1\t1\tread a watcher's source and judge it now"
+    "\tmimi.watch.commands:check(app)"
+    "\nset_watch_model\tset_watch_model [model_id]\t0\t1\tthe model that judges readings (none: the main model)"
+    "\tmimi.watch.commands:set_model(app.config)"
+    "\n"
+)
 
 
 def _say(text):
     platform.console_write(text + "\n")
 
 
-def _service():
+def _service(app):
     from mimi import watch
 
-    return watch.watchers(_app[0])
+    return watch.watchers(app)
 
 
-async def _add(name, source, interval, *words):
+async def add(app, name, source, interval, *words):
     instruction = " ".join(words)
     if not interval.isdigit():
         _say("error: the interval is a number of seconds, like 60")
         return
     try:
-        watcher = _service().add(name, source, int(interval), instruction, CONSOLE_TARGET, OWNER)
+        watcher = _service(app).add(name, source, int(interval), instruction, CONSOLE_TARGET, OWNER)
     except ValueError as exc:  # WatchError, SourceError
         _say("error: {}".format(exc))
         return
     _say("watching: " + describe(watcher))
 
 
-async def _list():
-    watchers = _service().watchers()
+async def list_all(app):
+    watchers = _service(app).watchers()
     if not watchers:
         _say("no watchers (add one with watch_add, or ask the agent)")
     for watcher in watchers:
@@ -55,38 +56,38 @@ async def _list():
         if watcher["history"]:
             last = watcher["history"][-1]
             _say("      last: {} -> {}".format(last["reading"], last["verdict"]))
-    model = _app[0].config.get("llm_config", "watch_model")
+    model = app.config.get("llm_config", "watch_model")
     _say("judged by {}".format(model or "the main model"))
 
 
-async def _pause(name):
-    await _set_paused(name, True)
+async def pause(app, name):
+    await _set_paused(app, name, True)
 
 
-async def _resume(name):
-    await _set_paused(name, False)
+async def resume(app, name):
+    await _set_paused(app, name, False)
 
 
-async def _set_paused(name, paused):
+async def _set_paused(app, name, paused):
     try:
-        watcher = _service().pause(name, paused)
+        watcher = _service(app).pause(name, paused)
     except ValueError as exc:
         _say("error: {}".format(exc))
         return
     _say("{} watcher {}".format("paused" if paused else "resumed", watcher["name"]))
 
 
-async def _remove(name):
+async def remove(app, name):
     try:
-        watcher = _service().remove(name)
+        watcher = _service(app).remove(name)
     except ValueError as exc:
         _say("error: {}".format(exc))
         return
     _say("removed watcher {}".format(watcher["name"]))
 
 
-async def _check(name):
-    service = _service()
+async def check(app, name):
+    service = _service(app)
     try:
         watcher = service.store.get(name)
     except ValueError as exc:
@@ -100,8 +101,7 @@ async def _check(name):
     _say("watch {}: {}".format(name, shown.get(outcome, outcome)))
 
 
-async def _set_model(model=""):
-    config = _app[0].config
+async def set_model(config, model=""):
     model = model.strip()
     if model:
         config.set("llm_config", "watch_model", model)

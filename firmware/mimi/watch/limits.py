@@ -3,8 +3,8 @@ import json
 
 from mimi import platform
 from mimi.platform import const
+from mimi.safety import NS
 
-NS = "safety_config"
 _MINUTE_MS = const(60000)
 _HOUR_MS = const(3600000)
 CALLS_KEPT_MAX = const(8)  # acting calls of one watcher turn remembered for its report
@@ -32,14 +32,6 @@ class Window:
             return False
         self.stamps.append(self.clock())
         return True
-
-
-def watcher_of_turn():
-    """The watcher whose turn is calling a tool now, or None (the registry's current turn)."""
-    from mimi.tools import registry
-
-    meta = registry.current.get("meta")
-    return meta.get("watcher") if isinstance(meta, dict) else None
 
 
 def _cut(text, limit):
@@ -90,26 +82,26 @@ class Limits:
         return ("{} was not run: watchers may act {} times per hour and that is used up; the owner was told"
                 .format(name, self._cap("watch_acts_hour")))
 
-    # -- registry approver: async approve(name, data, tool) -> refusal text or None --
-    async def approve(self, name, data, tool):
+    # -- registry approver: async approve(name, data, tool, turn) -> refusal text or None --
+    async def approve(self, name, data, tool, turn):
         from mimi.safety.breaker import is_acting
 
-        watcher = watcher_of_turn()
-        if watcher is None or not is_acting(name, tool):
+        watcher = turn.watcher
+        if watcher is None or not is_acting(tool):
             return None
         if self.may_act("{} by watcher {}".format(name, watcher)):
             return None
         return self.refusal(name)
 
     # -- registry guard: before(...) -> None, after(...) records the outcome --
-    def before(self, name, data, tool):
+    def before(self, name, data, tool, turn):
         return None
 
-    def after(self, name, data, text, is_error, took):
+    def after(self, name, data, text, is_error, took, turn):
         from mimi.safety.breaker import is_acting
 
-        watcher = watcher_of_turn()
-        if watcher is None or not is_acting(name, self.app.registry.tools.get(name)):
+        watcher = turn.watcher
+        if watcher is None or not is_acting(self.app.registry.tools.get(name)):
             return
         kept = self.calls.setdefault(watcher, [])
         if len(kept) < CALLS_KEPT_MAX:

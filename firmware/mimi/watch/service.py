@@ -151,7 +151,7 @@ class Watchers:
             print("watch: {} skipped: its previous reading is still being judged".format(name))
             return "busy"
         try:
-            reading = await sources.read(self.app, watcher["source"])
+            reading = await sources.read(self.app, watcher["source"], sources.turn_of(watcher))
         except Exception as exc:  # SourceError, or a driver failing: the chat hears after a few in a row
             await self._unreadable(watcher, exc)
             return "unreadable"

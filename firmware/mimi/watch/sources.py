@@ -88,7 +88,7 @@ def _tool(app, spec):
     tool = app.registry.tools.get(name)
     if tool is None:
         raise SourceError("no tool named '{}' (see tool_list)".format(name))
-    if is_acting(name, tool) or name.startswith("watch_"):
+    if is_acting(tool) or name.startswith("watch_"):
         raise SourceError("{} changes things, so it cannot be read as a source".format(name))
     problem = check_input(tool.schema, spec["input"])
     if problem:
@@ -117,8 +117,16 @@ def shown(value):
     return text if len(text) <= READING_MAX else text[:READING_MAX] + "\u2026"
 
 
-async def read(app, text):
-    """One reading of the source, as text; SourceError (user-readable) when it cannot be read."""
+def turn_of(watcher):
+    """The turn a watcher reads a tool for (tools/turn.py): its chat, its creator's role."""
+    from mimi.tools.turn import Turn
+
+    return Turn(watcher["channel"], watcher["chat_id"], {"watcher": watcher["name"]}, watcher["role"])
+
+
+async def read(app, text, turn):
+    """One reading of the source, as text, for the watcher's turn (turn_of); SourceError (user-readable)
+    when it cannot be read."""
     spec = parse(text)
     check(app, text)  # the owner may have taken a pin back or removed a tool since
     kind = spec["kind"]
@@ -130,7 +138,7 @@ async def read(app, text):
     if kind == "adc":
         return shown(_adc(spec["pin"]))
     if kind == "tool":
-        return shown(await _tool_result(app, spec))
+        return shown(await _tool_result(app, spec, turn))
     if kind == "mqtt":
         try:
             topic, value, age = await app.mqtt.reading(spec["topic"])
@@ -158,12 +166,12 @@ def _adc(pin):
     return {"pin": pin, "millivolts": millivolts, "raw_u16": raw}
 
 
-async def _tool_result(app, spec):
-    from mimi.tools.registry import ToolError
+async def _tool_result(app, spec, turn):
+    from mimi.tools.registry import ToolError, code_of, run
 
     tool = _tool(app, spec)
     try:
-        result = tool.run(spec["input"])
+        result = run(code_of(tool), spec["input"], turn)
         if hasattr(result, "send") or hasattr(result, "__await__"):
             result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
     except asyncio.TimeoutError:
