@@ -1,0 +1,152 @@
+# The firmware's shape, kept: no import circle inside firmware/mimi and no private name used across files,
+# read from the source tree itself with a small import reader that works under MicroPython too (no ast there).
+import os
+
+import mimi
+
+_DIR = 0x4000  # stat mode bit of a folder
+
+
+def _firmware_root():
+    package = mimi.__file__.replace("\\", "/").rsplit("/", 2)[0]  # .../firmware
+    return package
+
+
+def _modules(root):
+    """{dotted module name: path} of every .py file under root/mimi."""
+    found, folders = {}, ["mimi"]
+    while folders:
+        folder = folders.pop()
+        for name in os.listdir(root + "/" + folder):
+            path = "{}/{}/{}".format(root, folder, name)
+            if os.stat(path)[0] & _DIR:
+                folders.append(folder + "/" + name)
+            elif name.endswith(".py"):
+                dotted = (folder + "/" + name[:-3]).replace("/", ".")
+                found[dotted[:-9] if dotted.endswith(".__init__") else dotted] = path
+    return found
+
+
+def _statements(path):
+    """(line number, text) of each import statement of a file, lazy ones inside functions included, a
+    parenthesised one joined; also __import__("mimi....") with a literal name."""
+    in_text, number, joined = False, 0, None
+    with open(path) as f:
+        for line in f:  # a line at a time: the MicroPython unit heap is small
+            number += 1
+            line = line.strip()
+            if joined is not None:  # inside a parenthesised import
+                joined += " " + line
+                if ")" in line:
+                    yield number, joined.split("#")[0].replace("(", " ").replace(")", " ")
+                    joined = None
+                continue
+            if line.count('"""') % 2 == 1:
+                in_text = not in_text
+                continue
+            if in_text or line.startswith("#"):
+                continue
+            if line.startswith("import ") or (line.startswith("from ") and " import " in line):
+                if line.endswith("("):
+                    joined = line
+                    continue
+                yield number, line.split("#")[0]
+        at = line.find('__import__("')
+        if at >= 0:
+            name = line[at + 12:line.find('"', at + 12)]
+            yield number, "import " + name
+
+
+def _imports(path, modules):
+    """(line, imported module, name taken from it or None, alias) for each firmware module a file imports."""
+    for number, text in _statements(path):
+        words = text.split()
+        if words[0] == "import":
+            for part in " ".join(words[1:]).split(","):
+                bits = part.split()
+                if bits and bits[0] in modules:
+                    yield number, bits[0], None, bits[-1] if len(bits) == 3 else None
+            continue
+        source = words[1]
+        for part in " ".join(words[3:]).split(","):
+            bits = part.split()
+            if not bits:
+                continue
+            name, alias = bits[0], bits[-1]
+            if source + "." + name in modules:
+                yield number, source + "." + name, None, alias  # a module taken from its package
+            elif source in modules:
+                yield number, source, name, alias
+
+
+def _graph():
+    root = _firmware_root()
+    modules = _modules(root)
+    edges = {}
+    for module, path in modules.items():
+        edges[module] = [found[1] for found in _imports(path, modules) if found[1] != module]
+    return modules, edges
+
+
+def _circle_through(start, edges):
+    """A path start -> ... -> start along the edges, or None."""
+    parents, frontier = {}, [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in edges.get(node, ()):
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(parents[path[-1]])
+                    return [start] + path[::-1][1:] + [start] if len(path) > 1 else [start, node, start]
+                if nxt not in parents:
+                    parents[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    return None
+
+
+def test_no_import_circle_inside_firmware_mimi():
+    modules, edges = _graph()
+    assert len(modules) > 100 and "mimi.tools.lazy_tool" in edges["mimi.tools.registry"]  # it sees the tree
+    assert "mimi.tools.turn" in edges["mimi.agent.loop"]  # and the imports inside functions
+    circles = []
+    for module in sorted(modules):
+        circle = _circle_through(module, edges)
+        if circle is not None and sorted(circle[:-1])[0] == module:  # each circle once, from its least name
+            circles.append(" -> ".join(circle))
+    assert circles == [], "import circles:\n" + "\n".join(circles)
+
+
+def test_the_circle_finder_finds_a_circle():
+    edges = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": []}
+    assert _circle_through("a", edges) == ["a", "b", "c", "a"]
+    assert _circle_through("d", edges) is None
+    assert _circle_through("x", {"x": ["x"]}) is not None
+
+
+def test_no_private_name_is_used_across_files():
+    modules, _ = _graph()
+    found = []
+    for module, path in sorted(modules.items()):
+        aliases = []
+        for number, source, name, alias in _imports(path, modules):
+            if source == module:
+                continue
+            if name is not None and name.startswith("_"):
+                found.append("{}:{} imports {} from {}".format(module, number, name, source))
+            elif name is None and alias:
+                aliases.append(alias)
+            elif name is None:
+                aliases.append(source)
+        with open(path) as f:
+            for number, line in enumerate(f):
+                for alias in aliases:
+                    at = line.find(alias + "._")
+                    while at >= 0:
+                        before, after = line[at - 1] if at else " ", line[at + len(alias) + 2:at + len(alias) + 3]
+                        if not (before.isalpha() or before.isdigit() or before in "_.") and after != "_":
+                            found.append("{}:{} uses {}".format(module, number + 1, line[at:].split("(")[0].strip()))
+                        at = line.find(alias + "._", at + 1)
+    assert found == [], "private names used across files:\n" + "\n".join(found)
