@@ -256,9 +256,11 @@ async def after_turn(app, agent, message, session):
     consolidator = of(app)
     try:
         if consolidator.due(session[0], session[1]):
-            from mimi.tools import turn
+            from mimi.channels.system import requesting_chat
+            from mimi.safety import roles
 
-            role = turn.of(app.config, message.channel, message.chat_id, message.meta).role
+            meta = message.meta if isinstance(message.meta, dict) else {}
+            role = roles.of_turn(app.config, message.channel, meta, requesting_chat(message.channel, message.chat_id))
             print("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
     except Exception as exc:  # consolidation must never cost the user anything
         print("consolidate: failed: {}".format(exc))

@@ -1,7 +1,6 @@
 # Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
 import asyncio
 
-from mimi import platform
 from mimi.platform import const
 from mimi.safety import NS, usage_store
 from mimi.safety.usage_store import UsageStore
@@ -196,49 +195,27 @@ class Budget:
             self.store.save()
 
 
-    # -- the console commands --
+    # -- the console commands (their text: usage_report.py, imported when one is typed) --
     async def usage(self):
-        """`usage`: tokens and estimated cost per model today and this month, and the limits."""
+        """`usage`: tokens and estimated cost per model today and this month, then the limits."""
         from mimi.safety import usage_report
 
         store = self.store
         store.roll()
         day = store.day or "clock not set"
-        _out(usage_report.report(store.today, "today ({} UTC):".format(day)))
-        _out(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
-        _out(self._state_lines())
+        usage_report.say(usage_report.report(store.today, "today ({} UTC):".format(day)))
+        usage_report.say(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
+        await self.set_budget()
 
     async def set_budget(self, tokens=None):
-        """`budget [tokens]`: show the daily token budget, or set it."""
+        """`budget [tokens]`: set the daily token budget (0: no limit), then show the limits."""
+        from mimi.safety import usage_report
+
         if tokens is not None:
             self.config.set(NS, "day_tokens", tokens)
-            _out(["daily token budget set to {} tokens (saved; in effect now)".format(self.limit())])
-        _out(self._state_lines())
-
-    def _state_lines(self):
-        from mimi.safety.budget_texts import RAISE_HINT
-
-        store, limit = self.store, self.limit()
-        used = store.used_today()
-        if limit > 0:
-            yield "budget: {} of {} tokens today ({}%){}".format(
-                used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
-                if used >= limit else "")
-        else:
-            yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
-        yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
-            self.calls_this_hour(), self.setting("llm_per_hour"), self.setting("user_per_min"))
-        cap, searched = self.setting("day_searches"), usage_store.searches(store.today)
-        if searched or cap <= 0:
-            yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
-        if usage_store.clock_date(self.clock()) is None:
-            yield "  clock not set yet: counting into {} until NTP sets it".format(
-                store.day or "the first day it names")
-
-
-def _out(lines):
-    for line in lines:
-        platform.console_write(line + "\n")
+            usage_report.say(["daily token budget set to {} tokens (saved; in effect now)".format(self.limit())])
+        usage_report.say(usage_report.limit_lines(self.store, self.limit(), self.calls_this_hour(), self.setting,
+                                                  self.clock()))
 
 
 def setup(app):

@@ -1,6 +1,8 @@
-# The `usage` console report: tokens per model with estimated costs (imported when `usage` is typed).
+# The `usage` and `budget` console reports: tokens per model with estimated costs, and the limits in force
+# (imported when one of them is typed).
+from mimi import platform
 from mimi.platform import const
-from mimi.safety.usage_store import TOKEN_FIELDS, total
+from mimi.safety.usage_store import TOKEN_FIELDS, clock_date, searches, total
 
 LABELS = ("input", "output", "cache read", "cache write", "web searches")  # the order of usage_store.FIELDS
 SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
@@ -78,3 +80,28 @@ def report(table, title):
         yield "  {}: {}, {}".format(model, tokens, "price unknown" if cost is None else "about " + usd(cost))
     yield "  total: {} tokens, about {}{}".format(
         total(table), usd(known), " plus models of unknown price" if unknown else "")
+
+
+def limit_lines(store, limit, calls_this_hour, setting, now):
+    """Today's tokens against the daily budget, and the rate limits (setting(key): a safety_config value)."""
+    from mimi.safety.budget_texts import RAISE_HINT
+
+    used = store.used_today()
+    if limit > 0:
+        yield "budget: {} of {} tokens today ({}%){}".format(
+            used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
+            if used >= limit else "")
+    else:
+        yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
+    yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
+        calls_this_hour, setting("llm_per_hour"), setting("user_per_min"))
+    cap, searched = setting("day_searches"), searches(store.today)
+    if searched or cap <= 0:
+        yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
+    if clock_date(now) is None:
+        yield "  clock not set yet: counting into {} until NTP sets it".format(store.day or "the first day it names")
+
+
+def say(lines):
+    for line in lines:
+        platform.console_write(line + "\n")
