@@ -15,7 +15,8 @@ for _p in ("firmware", "host_sim/standins"):
         sys.path.insert(0, _full)
 
 from mimi.storage import files  # noqa: E402
-from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, _line_for  # noqa: E402
+from mimi.storage.session_lines import LINE_MAX, line_for  # noqa: E402
+from mimi.storage.sessions import CHAT_ID_MAX, Sessions  # noqa: E402
 
 _SAFE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%")
 _SETTINGS = settings(max_examples=int(os.environ.get("MIMI_PROP_EXAMPLES", "60")), deadline=None,
@@ -119,7 +120,7 @@ def test_appended_history_is_always_the_newest_tail(sent, max_bytes):
                 for line in f.read().split(b"\n")[:-1]:
                     json.loads(line)  # the file stays valid JSONL through every trim
         got = store.history("ws", "c", limit=1000)
-        lines = ["".join(_line_for(r, c, 1, store.line_cap)) for r, c in sent]
+        lines = ["".join(line_for(r, c, 1, store.line_cap)) for r, c in sent]
         written = [json.loads(line) for line in lines]
         for obj, (_, content) in zip(written, sent):  # a long message is cut, never mangled
             kept = obj["content"]

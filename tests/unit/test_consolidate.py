@@ -290,7 +290,7 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
     import gc
     import hashlib
 
-    from mimi.storage.sessions import LINE_MAX, parse_message
+    from mimi.storage.session_lines import LINE_MAX, parse_message
 
     app = _app("slices")
     try:
@@ -420,14 +420,12 @@ def test_consolidation_is_unloaded_after_its_run_and_loaded_again_for_the_next()
     try:
         import sys
 
-        platform.unload("mimi.storage.session_trim")  # no trim has run in this boot
         _fill(app, 11)
         _turn(app)
         assert len(claude.calls) == 1 and len(_contents(app)) == 10
         assert app.memory.read_daily(platform.utc_date()).count(SUMMARY) == 1
         assert not _loaded() and app.consolidator is None  # nothing of it left on the heap
         assert "mimi.storage.session_read" not in sys.modules  # its session reader neither
-        from mimi.storage import session_trim  # noqa: F401  (a trim's module holds the reader)
 
         _fill(app, 6)
         claude.reply = "SUMMARY: Then the user asked twelve more questions."
@@ -435,7 +433,7 @@ def test_consolidation_is_unloaded_after_its_run_and_loaded_again_for_the_next()
         assert len(claude.calls) == 2 and len(_contents(app)) == 10
         assert "twelve more questions" in app.memory.read_daily(platform.utc_date())
         assert not _loaded() and app.consolidator is None
-        assert "mimi.storage.session_read" in sys.modules  # kept: session_trim still uses it
+        assert "mimi.storage.session_read" not in sys.modules  # no other module holds it: let go each time
     finally:
         remove_tree(app.top)
 

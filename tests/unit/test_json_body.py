@@ -28,10 +28,10 @@ def test_no_piece_is_large():
 
 
 def test_a_session_line_in_pieces_is_the_line_json_gives():
-    from mimi.storage.sessions import _line_for
+    from mimi.storage.session_lines import line_for
 
     for content in ("", "hi", "caf\u00e9 \"q\" \n\u2603 \U0001F600 " * 300):
-        pieces = _line_for("assistant", content, 1767225600, 64 * 1024)
+        pieces = line_for("assistant", content, 1767225600, 64 * 1024)
         assert "".join(pieces) == '{{"role":{},"content":{},"ts":{}}}'.format(
             json.dumps("assistant"), json.dumps(content), 1767225600)
         assert max(len(p) for p in pieces) <= 6 * 1024 + 16
@@ -62,13 +62,13 @@ def _flat(pieces):  # as net/http writes them: a piece with chunks() is written 
 def test_a_session_line_from_pieces_is_the_line_of_the_joined_text():
     """A reply saved from its streamed pieces (llm/text.py Text) gives the bytes of the joined str, cut or not."""
     from mimi.llm.text import Text
-    from mimi.storage.sessions import _line_for
+    from mimi.storage.session_lines import line_for
 
     pieces = ["caf\u00e9 \"q\" ", "", "\n\u2603 \U0001F600 " * 200, "\\ end", " " * 10]
     for cap in (64 * 1024, 2000, 300, 40):
-        whole = "".join(_line_for("assistant", "".join(pieces), 1767225600, cap))
-        assert "".join(_line_for("assistant", pieces, 1767225600, cap)) == whole
-        assert "".join(_line_for("assistant", Text(pieces).pieces, 1767225600, cap)) == whole
+        whole = "".join(line_for("assistant", "".join(pieces), 1767225600, cap))
+        assert "".join(line_for("assistant", pieces, 1767225600, cap)) == whole
+        assert "".join(line_for("assistant", Text(pieces).pieces, 1767225600, cap)) == whole
 
 
 def test_a_reply_sent_back_in_pieces_gives_the_bytes_of_the_joined_blocks():

@@ -1,10 +1,11 @@
-# storage/sessions.py and session_trim.py: safe file names, tail-read history, torn lines, trimming, clear, list.
+# storage/sessions.py and session_lines.py: safe file names, tail-read history, torn lines, trimming, clear, list.
 import json
 
 from support import raises, read, remove_tree, tempdir, write
 
-from mimi.storage import files, session_trim
-from mimi.storage.sessions import CHAT_ID_MAX, LINE_MAX, Sessions, encode_id, parse_message
+from mimi.storage import files, sessions
+from mimi.storage.session_lines import LINE_MAX, parse_message
+from mimi.storage.sessions import CHAT_ID_MAX, Sessions, encode_id
 
 
 def _conversation(store, n, chat="42"):
@@ -201,7 +202,7 @@ def test_trimming_keeps_the_newest_lines_and_valid_jsonl():
 
 def _old_trim(store, path, total):
     # the trim as it was before it read lines by offset (each line read and parsed whole)
-    start = session_trim._keep_from(path, total, store.max_bytes)
+    start = sessions._keep_from(path, total, store.max_bytes)
 
     def valid_lines():
         for line in files.iter_lines(path, LINE_MAX, start):
@@ -257,7 +258,7 @@ def test_trimming_by_offsets_writes_what_parsing_whole_lines_wrote():
             write(old, source, "wb")
             write(new, source, "wb")
             _old_trim(store, old, total)
-            session_trim.trim(new, total, store.max_bytes)
+            sessions.trim(new, total, store.max_bytes)
             assert read(new, "rb") == read(old, "rb"), max_bytes
         assert sorted(files.listdir(d)) == ["new.jsonl", "old.jsonl"]  # no .tmp left
     finally:
@@ -305,7 +306,7 @@ def test_list_reports_stem_size_and_lines():
 
 
 def test_lines_read_backwards_come_with_their_offsets():
-    from mimi.storage.sessions import _lines_backward, _spans_backward
+    from mimi.storage.session_lines import lines_backward, spans_backward
 
     d = tempdir("sess_offsets")
     try:
@@ -314,12 +315,12 @@ def test_lines_read_backwards_come_with_their_offsets():
         data = b"\n".join(lines)
         write(path, data, "wb")
         with open(path, "rb") as f:
-            got = list(_lines_backward(f, len(data)))
+            got = list(lines_backward(f, len(data)))
         assert [line for _, line in got] == [line for line in reversed(lines) if len(line) <= LINE_MAX]
         for start, line in got:
             assert data[start : start + len(line)] == line and (start == 0 or data[start - 1] == 0x0A)
         with open(path, "rb") as f:
-            spans = list(_spans_backward(f, len(data)))  # offsets only: long lines too, none read whole
+            spans = list(spans_backward(f, len(data)))  # offsets only: long lines too, none read whole
         assert [data[start : start + size] for start, size in spans] == list(reversed(lines))
     finally:
         remove_tree(d)

@@ -7,15 +7,13 @@
 # Rare, so loaded only for a run: sessions.may_consolidate tells after each turn whether one may be due, and
 # this module and summary_call are forgotten again when no run is left (_forget).
 import json
-import sys
 
 from mimi import jsontext, platform
 from mimi.agent import summary_call
 from mimi.platform import const
-from mimi.storage import files, space
-from mimi.storage.history_pieces import _record
-from mimi.storage.session_read import _decoded, _open, _sha, _spans_forward, _valid_from
-from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, SUFFIX, decode_id, parse_message
+from mimi.storage import files, session_read, space
+from mimi.storage.session_lines import SUFFIX, parse_message, record_at, spans_forward
+from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id, valid_lines
 
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
@@ -44,8 +42,8 @@ class Consolidator:
         if f is None:
             return 0
         with f:
-            for start, length in _spans_forward(f, 0):
-                if _record(f, start, length) is not None:
+            for start, length in spans_forward(f, 0):
+                if record_at(f, start, length) is not None:
                     n += 1
         return n
 
@@ -58,8 +56,8 @@ class Consolidator:
         if f is None:
             return [], 0, None
         with f:
-            for start, length in _spans_forward(f, 0):
-                record = _record(f, start, length)
+            for start, length in spans_forward(f, 0):
+                record = record_at(f, start, length)
                 if record is None:
                     continue
                 if len(picked) >= want and record[4] == "user":
@@ -69,7 +67,7 @@ class Consolidator:
                 last = (start, length)
             if last is None or len(picked) >= total:
                 return [], 0, None
-            return picked, len(picked), (last[1], _sha(f, last[0], last[1]))
+            return picked, len(picked), (last[1], session_read.sha(f, last[0], last[1]))
 
     # -- the run --
     def due(self, channel, chat_id):
@@ -212,9 +210,9 @@ class Consolidator:
         if f is None:
             return 0
         with f:
-            for start, length in _spans_forward(f, 0):
+            for start, length in spans_forward(f, 0):
                 index += 1
-                if length == want_len and _sha(f, start, length) == want_sha:
+                if length == want_len and session_read.sha(f, start, length) == want_sha:
                     cut = start + length + 1  # where the kept lines start
                     break
                 if index > n + _SCAN_SLACK:
@@ -223,7 +221,7 @@ class Consolidator:
             return 0  # gone already (a finished run, a trim, or session_clear)
 
         what = "the conversation " + stem
-        space.guarded(lambda: files.write_atomic(path, _valid_from(path, cut)), what, (path,))
+        space.guarded(lambda: files.write_atomic(path, valid_lines(path, cut)), what, (path,))
         return index
 
     def _step(self, name):
@@ -231,16 +229,24 @@ class Consolidator:
             self.checkpoint(name)
 
 
+def _open(path):
+    """The session file open for reading, None when it is missing."""
+    try:
+        return open(path, "rb")
+    except OSError:
+        return None
+
+
 def _head(f, record):
-    """(text pieces, cut) of a valid message line (history_pieces._record) as the summariser is shown it.
-    A line in sessions._line_for's form is decoded session_read._SLICE bytes at a time (each slice cut at a
-    UTF-8 and an escape boundary, read as the JSON string '"' + slice + '"'); any other line is parsed whole."""
+    """(text pieces, cut) of a valid message line (session_lines.record_at) as the summariser is shown it.
+    A line in session_lines.line_for's form is decoded a slice at a time (session_read.decoded); any other
+    line is parsed whole."""
     start, length, at, size = record[:4]
     if size < 0:
         return [], False  # blank
     if at:
         try:
-            return summary_call.head(_decoded(f, start + at, size))
+            return summary_call.head(session_read.decoded(f, start + at, size))
         except ValueError:
             pass
     f.seek(start)
@@ -278,15 +284,13 @@ def of(app):
 
 def _forget(app):
     """After a run, unless another is under way (two chats may consolidate at once): the consolidator, this
-    module and summary_call are let go, their heap freed; the next run imports them again. So is the session
-    reader, unless a trim's module still holds it."""
+    module, summary_call and the session reader are let go, their heap freed; the next run imports them again."""
     consolidator = getattr(app, "consolidator", None)
     if consolidator is not None and consolidator.busy:
         return
     app.consolidator = None
     platform.unload(summary_call.__name__)
-    if "mimi.storage.session_trim" not in sys.modules:
-        platform.unload("mimi.storage.session_read")
+    platform.unload(session_read.__name__)
     platform.unload(__name__)
 
 

@@ -1,21 +1,16 @@
 # Chat histories as JSONL files, one per channel and chat, read from the tail and kept bounded.
-import json
-
-from mimi import jsontext, platform
+from mimi import platform
 from mimi.platform import const
-from mimi.storage import files, space
+from mimi.storage import files, session_lines, space
+from mimi.storage.session_lines import SUFFIX
 
 SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
 HISTORY_LIMIT = const(20)  # messages handed to the model by default
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: agent/consolidate.py summarises the oldest
 CHAT_ID_MAX = const(64)  # characters in a chat id
-LINE_MAX = const(16 * 1024)  # longer lines are cut when written and skipped when read
-SUFFIX = ".jsonl"
 JOURNAL_SUFFIX = ".summary"  # <stem>.summary: a consolidation's summary, kept until it is applied
-ROLES = ("user", "assistant")
-_BLOCK = const(1024)  # bytes read per step when scanning a file backwards
+_BLOCK = const(1024)  # bytes read (counted, copied) per step
 _COUNT_MAX_BYTES = const(256 * 1024)  # list() counts lines only in files up to this size
-_CUT_MARK = " [cut]"
 
 
 def _safe_byte(b):
@@ -67,91 +62,6 @@ def check_chat_id(chat_id):
     return chat_id
 
 
-def parse_message(line):
-    """A JSONL line (bytes) to {"role", "content"}, or None when it is torn or not a message."""
-    if not line:
-        return None
-    try:
-        obj = jsontext.loads(line)
-    except ValueError:  # also UnicodeError, a subclass on both runtimes
-        return None
-    if not isinstance(obj, dict):
-        return None
-    role = obj.get("role")
-    content = obj.get("content")
-    if role not in ROLES or not isinstance(content, str):
-        return None
-    return {"role": role, "content": content}
-
-
-_ESCAPE_SLICE = const(1024)  # characters of a long message escaped at a time
-
-
-def _head(pieces, keep):
-    """The first keep characters of a list of str pieces, as pieces (only the last one is cut)."""
-    out = []
-    for piece in pieces:
-        if keep <= 0:
-            break
-        out.append(piece if len(piece) <= keep else piece[:keep])
-        keep -= len(piece)
-    return out
-
-
-def _line_for(role, content, ts, cap):
-    """The JSONL line for one message as str pieces (a long reply is never escaped, encoded or written in one
-    piece the size of the whole: a small heap has no such hole), its content cut until it fits in cap bytes.
-    content is a str or a list of str pieces (a reply as it streamed in), which is never joined.
-    Joined, the pieces are '{"role":...,"content":...,"ts":...}' exactly as one json.dumps per field gives."""
-    content = [content] if isinstance(content, str) else content
-    text = content
-    keep = 0
-    for piece in content:
-        keep += len(piece)
-    while True:
-        line = ['{"role":' + json.dumps(role) + ',"content":"']
-        for piece in text:
-            for i in range(0, len(piece), _ESCAPE_SLICE):
-                line.append(json.dumps(piece[i : i + _ESCAPE_SLICE])[1:-1])
-        line.append('","ts":{}}}'.format(int(ts)))
-        size = 0
-        for piece in line:
-            size += len(piece.encode())
-        if size <= cap or not text:
-            return line
-        keep = keep * 3 // 4  # shrink the original, so the mark never makes it grow
-        text = _head(content, keep) + [_CUT_MARK] if keep else []
-
-
-def _spans_backward(f, end):
-    """Yield (offset, length) of the lines of an open binary file from its end to its start.
-
-    Reads _BLOCK bytes at a time and holds no line; it seeks before each read, so the caller
-    may read the file between two steps."""
-    stop = pos = end  # stop: where the line being looked for ends (its newline or the end)
-    while pos > 0:
-        step = _BLOCK if pos > _BLOCK else pos
-        pos -= step
-        f.seek(pos)
-        chunk = f.read(step)
-        cut = chunk.rfind(b"\n")
-        while cut >= 0:
-            yield pos + cut + 1, stop - pos - cut - 1
-            stop = pos + cut
-            cut = chunk.rfind(b"\n", 0, cut)
-    yield 0, stop
-
-
-def _lines_backward(f, end):
-    """Yield (offset, line) for the lines of an open binary file from its end to its start.
-
-    Lines longer than LINE_MAX are skipped without being read; memory stays about LINE_MAX."""
-    for start, length in _spans_backward(f, end):
-        if length <= LINE_MAX:
-            f.seek(start)
-            yield start, f.read(length)
-
-
 class Sessions:
     """Append-only chat histories under sessions_dir, one JSONL file per chat."""
 
@@ -159,7 +69,7 @@ class Sessions:
         self.dir = sessions_dir
         self.max_bytes = max_bytes
         # a new line always fits in the half kept by a trim
-        self.line_cap = min(LINE_MAX, max_bytes // 2 - 1)
+        self.line_cap = min(session_lines.LINE_MAX, max_bytes // 2 - 1)
 
     def file_name(self, channel, chat_id):
         return "{}_{}{}".format(check_channel(channel), encode_id(check_chat_id(chat_id)), SUFFIX)
@@ -190,14 +100,14 @@ class Sessions:
 
     def append(self, channel, chat_id, role, content, ts=None):
         """Add one message (content: a str, or a Text of str pieces); trims the file when it grows over max_bytes."""
-        if role not in ROLES:
+        if role not in session_lines.ROLES:
             raise ValueError("role must be 'user' or 'assistant', got {!r}".format(role))
         if not isinstance(content, str):
             content = getattr(content, "pieces", None)  # a reply's pieces (llm/text.py Text): never joined
             if not isinstance(content, list):
                 raise ValueError("message content must be text")
         path = self.path(channel, chat_id)
-        line = _line_for(role, content, platform.unix_time() if ts is None else ts, self.line_cap)
+        line = session_lines.line_for(role, content, platform.unix_time() if ts is None else ts, self.line_cap)
         if files.size(path) < 0:
             files.makedirs(self.dir)  # first message of this chat: make sure the folder is there
         elif not files.ends_with_newline(path):
@@ -206,9 +116,7 @@ class Sessions:
         space.guarded(lambda: files.append_line(path, line), what, (path,))
         total = files.size(path)
         if total > self.max_bytes:  # the trim is guarded apart: a retried append would add the line twice
-            from mimi.storage import session_trim  # here: session_trim imports history_pieces, which imports us
-
-            space.guarded(lambda: session_trim.trim(path, files.size(path), self.max_bytes), what, (path,))
+            space.guarded(lambda: trim(path, files.size(path), self.max_bytes), what, (path,))
 
     def newest(self, channel, chat_id):
         """Yield the chat's valid messages newest first, read from the file's end a block at a time."""
@@ -217,8 +125,8 @@ class Sessions:
         if end <= 0:
             return
         with open(path, "rb") as f:
-            for _, line in _lines_backward(f, end):
-                message = parse_message(line)
+            for _, line in session_lines.lines_backward(f, end):
+                message = session_lines.parse_message(line)
                 if message is not None:
                     yield message
 
@@ -230,8 +138,8 @@ class Sessions:
         if end <= 0 or limit <= 0:
             return newest_first
         with open(path, "rb") as f:
-            for _, line in _lines_backward(f, end):
-                message = parse_message(line)
+            for _, line in session_lines.lines_backward(f, end):
+                message = session_lines.parse_message(line)
                 if message is not None:
                     newest_first.append(message)
                     if len(newest_first) >= limit:
@@ -281,23 +189,6 @@ class Sessions:
         return out
 
 
-def last_ts(path):
-    """The "ts" of a session file's newest valid message, 0 when it has none."""
-    end = files.size(path)
-    if end <= 0:
-        return 0
-    with open(path, "rb") as f:
-        for _, line in _lines_backward(f, end):
-            if parse_message(line) is None:
-                continue
-            try:
-                ts = jsontext.loads(line).get("ts")
-            except ValueError:
-                ts = None
-            return ts if isinstance(ts, int) else 0
-    return 0
-
-
 def _count_lines(path):
     count = 0
     last = b"\n"
@@ -309,3 +200,59 @@ def _count_lines(path):
             count += chunk.count(b"\n")
             last = chunk[-1:]
     return count if last == b"\n" else count + 1
+
+
+def _copy(f, buf, start, end):
+    """Yield the bytes [start, end) of an open file, then a newline, through buf (nothing when start < 0)."""
+    if start < 0:
+        return
+    view = memoryview(buf)
+    while start < end:
+        f.seek(start)
+        n = f.readinto(view[: min(len(buf), end - start)])
+        if not n:
+            raise RuntimeError("the conversation changed while it was rewritten")
+        start += n
+        yield view[:n]
+    yield b"\n"
+
+
+def valid_lines(path, start):
+    """The bytes of a session file's valid lines from the offset start on, each ending in a newline (the trim
+    and consolidation write them): found by offset, checked and copied _BLOCK bytes at a time
+    (session_lines.record_at: a line in line_for's form is never read whole; a small heap has no 4 KB hole).
+    Each run of adjacent valid lines is copied as it stands."""
+    with open(path, "rb") as f:
+        buf = bytearray(_BLOCK)
+        run, end = -1, -2  # the valid lines not copied yet: [run, end), their last newline left out
+        for at, length in session_lines.spans_forward(f, start):
+            if session_lines.record_at(f, at, length) is None:
+                continue
+            if at != end + 1:
+                yield from _copy(f, buf, run, end)
+                run = at
+            end = at + length
+        yield from _copy(f, buf, run, end)
+
+
+def _keep_from(path, total, max_bytes):
+    """Offset of the first line starting at or after total - max_bytes // 2."""
+    pos = total - max_bytes // 2
+    if pos <= 0:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(pos - 1)
+        while True:
+            chunk = f.read(_BLOCK)
+            if not chunk:
+                break
+            cut = chunk.find(b"\n")
+            if cut >= 0:
+                return pos + cut
+            pos += len(chunk)
+    return total
+
+
+def trim(path, total, max_bytes):
+    """Rewrite a session file over its cap atomically with its newest valid lines (about max_bytes / 2)."""
+    files.write_atomic(path, valid_lines(path, _keep_from(path, total, max_bytes)))

@@ -5,6 +5,7 @@ import os
 from mimi import platform
 from mimi.platform import const
 from mimi.storage import files
+from mimi.storage.session_lines import SUFFIX, last_ts
 from mimi.storage.space import is_full
 
 FREE_TARGET = const(32 * 1024)  # bytes a clean-up tries to leave free ...
@@ -65,8 +66,6 @@ class Cleanup:
 
     def candidates(self, keep=()):
         """(kind, path) in the order the policy removes them; never a path in keep."""
-        from mimi.storage import sessions  # the module uses this one: import it late
-
         today = self.today()
         found = []
         for folder in (self.flash.sessions_dir, self.flash.daily_dir, self.audit_dir):
@@ -78,9 +77,9 @@ class Cleanup:
             found.append(("media", files.join(inbox, name)))
         ages = []
         for name in files.listdir(self.flash.sessions_dir):
-            if name.endswith(sessions.SUFFIX):
+            if name.endswith(SUFFIX):
                 path = files.join(self.flash.sessions_dir, name)
-                ages.append((sessions.last_ts(path), name, path))
+                ages.append((last_ts(path), name, path))
         ages.sort()
         found.extend(("session", entry[2]) for entry in ages)
         for date, name in _dated(files.listdir(self.flash.daily_dir), ".md", today):
