@@ -122,7 +122,6 @@ def test_keep_file_moves_the_turns_file_under_files_and_never_overwrites():
 
 def test_the_space_policy_gives_up_unread_received_files_first():
     from mimi.storage.layout import Flash
-    from mimi.storage.space import Space
     from mimi.storage.space_free import Cleanup
 
     top = tempdir("space")
@@ -131,7 +130,7 @@ def test_the_space_policy_gives_up_unread_received_files_first():
         flash.seed()
         write(attachments.inbox_path(flash.root, "tg_7", ".jpg"), b"x", "wb")
         write(flash.sessions_dir + "/cli_console.jsonl", '{"role":"user","content":"hi","ts":1}\n')
-        kinds = [kind for kind, path in Cleanup(Space(flash, today=lambda: "2026-01-01")).candidates()]
+        kinds = [kind for kind, path in Cleanup(flash, today=lambda: "2026-01-01").candidates()]
         assert kinds[0] == "media" and "session" in kinds
     finally:
         remove_tree(top)

@@ -38,7 +38,7 @@ def _device():
     files.makedirs(audit)
     told = []
     policy = space.Space(flash, audit, told.append, lambda: TODAY)
-    policy.cleanup = space_free.Cleanup(policy)  # made here to set its figures (else at the first full flash)
+    policy.cleanup = space_free.Cleanup(flash, audit, told.append, lambda: TODAY)  # made here to set its figures (else at the first full flash)
     policy.cleanup.free_bytes = lambda: None  # unknown, as on a file system without statvfs
     policy.cleanup.target = 1  # one file frees enough (the real LittleFS test uses the real target)
     return root, flash, policy, told
@@ -109,7 +109,7 @@ def test_nothing_left_to_remove_raises_and_the_owner_hears_once_what_was_not_sav
 
         for _ in range(3):
             exc = raises(OSError, policy.guarded, always_full, "the conversation telegram_42")
-            assert space.is_full(exc)
+            assert files.is_full(exc)
         assert len(told) == 1
         assert told[0].startswith("flash full: could not save the conversation telegram_42; nothing more can be "
                                   "removed (MEMORY.md, SOUL.md, USER.md and the settings are never removed)")
@@ -156,7 +156,7 @@ def test_other_errors_are_not_a_full_flash_and_are_not_retried():
 
         raises(OSError, policy.guarded, broken, "x")
         assert calls == [1] and told == [] and files.exists(flash.sessions_dir + "/telegram_1.jsonl")
-        assert space.is_full(OSError(28)) and not space.is_full(ValueError(28)) and not space.is_full(OSError(2))
+        assert files.is_full(OSError(28)) and not files.is_full(ValueError(28)) and not files.is_full(OSError(2))
     finally:
         remove_tree(root)
 
@@ -197,7 +197,7 @@ def test_write_atomic_that_runs_out_of_room_keeps_the_old_file_and_leaves_no_tmp
             raise _full()
 
         exc = raises(OSError, files.write_atomic, path, chunks())
-        assert space.is_full(exc)
+        assert files.is_full(exc)
         assert read(path) == "old notes\n"
         assert files.listdir(root) == ["MEMORY.md"]
     finally:
@@ -253,7 +253,7 @@ def test_real_littlefs_full_flash_trims_sessions_keeps_memory_and_saves_the_new_
                 chats.append("telegram", str(n), "user", "x" * 3000, 1000 + n)
                 n += 1
         except OSError as exc:
-            assert space.is_full(exc)
+            assert files.is_full(exc)
         assert n >= 3
         space.current = space.Space(flash, None, told.append, lambda: TODAY)
         before = files.listdir(flash.sessions_dir)

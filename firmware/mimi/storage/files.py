@@ -5,6 +5,7 @@ from mimi import utf8
 from mimi.platform import const
 
 TMP_SUFFIX = ".tmp"
+ENOSPC = const(28)  # OSError errno of a full flash on LittleFS and POSIX alike
 _CHUNK = const(512)  # bytes read per step when streaming a file
 _S_IFDIR = const(0x4000)
 _EEXIST = const(17)
@@ -23,6 +24,16 @@ def join(*parts):
         else:
             path += "/" + part.lstrip("/")
     return path
+
+
+def is_full(exc):
+    """True when an exception is the file system saying it has no room left."""
+    if not isinstance(exc, OSError):
+        return False
+    code = getattr(exc, "errno", None)
+    if code is None and exc.args:
+        code = exc.args[0]
+    return code == ENOSPC
 
 
 def _stat(path):

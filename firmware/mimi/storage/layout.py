@@ -44,7 +44,6 @@ Long-term notes about my owner, one per line.
 """
 
 _DATE_LEN = const(10)  # YYYY-MM-DD
-ENOSPC = const(28)
 
 
 def check_date(date_str):
@@ -117,6 +116,6 @@ def _full_is_not_fatal(policy, what, fn, *args):
         policy.guarded(lambda: fn(*args), what)
         return True
     except OSError as exc:
-        if exc.args[0] != ENOSPC:
+        if not files.is_full(exc):
             raise
         return False

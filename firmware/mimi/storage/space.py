@@ -1,19 +1,7 @@
 # A full flash: the write guard every write goes through; the clean-up (space_free) loads at the first full flash.
-from mimi.platform import const
-
-ENOSPC = const(28)  # OSError errno of a full flash on LittleFS and POSIX alike
+from mimi.storage.files import is_full
 
 current = None  # the device's policy (setup); None: writes are tried once, as they are
-
-
-def is_full(exc):
-    """True when an exception is the file system saying it has no room left."""
-    if not isinstance(exc, OSError):
-        return False
-    code = getattr(exc, "errno", None)
-    if code is None and exc.args:
-        code = exc.args[0]
-    return code == ENOSPC
 
 
 def guarded(write, what, keep=()):
@@ -50,7 +38,7 @@ class Space:
         if self.cleanup is None:
             from mimi.storage.space_free import Cleanup
 
-            self.cleanup = Cleanup(self)
+            self.cleanup = Cleanup(self.flash, self.audit_dir, self.tell, self.today)
         return self.cleanup.retry(write, what, keep)
 
 

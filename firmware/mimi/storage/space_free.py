@@ -6,7 +6,6 @@ from mimi import platform
 from mimi.platform import const
 from mimi.storage import files
 from mimi.storage.session_lines import SUFFIX, last_ts
-from mimi.storage.space import is_full
 
 FREE_TARGET = const(32 * 1024)  # bytes a clean-up tries to leave free ...
 _TARGET_SHARE = const(8)  # ... or one eighth of a small flash, whichever is less
@@ -32,11 +31,11 @@ def _dated(names, suffix, today):
 class Cleanup:
     """What a full flash gives up, in order; the owner hears of each clean-up once."""
 
-    def __init__(self, policy):
-        self.flash = policy.flash  # layout.Flash
-        self.audit_dir = policy.audit_dir
-        self.tell = policy.tell
-        self.today = policy.today or platform.utc_date
+    def __init__(self, flash, audit_dir=None, tell=print, today=None):
+        self.flash = flash  # layout.Flash
+        self.audit_dir = audit_dir
+        self.tell = tell
+        self.today = today or platform.utc_date
         self.target = None  # bytes a clean-up frees; None: FREE_TARGET, less on a small flash
         self._told = []  # notices given in this episode: "removed", "unsaved"
         self.cleanups = 0
@@ -121,7 +120,7 @@ class Cleanup:
         try:
             result = write()
         except OSError as exc:
-            if is_full(exc):
+            if files.is_full(exc):
                 self._notice("unsaved", removed, "flash full: could not save {}; {}".format(what, _nothing_left()))
             raise
         self._notice("removed", removed, None)
