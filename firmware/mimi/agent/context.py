@@ -40,10 +40,6 @@ class Context:
         files.quiet(files.join(flash.root, "audit"))
         files.quiet(self.prompt_path, False)  # its own writes change nothing
 
-    def _section(self, title, text):
-        text = (text or "").strip()
-        return "\n# {}\n\n{}\n".format(title, text) if text else ""
-
     def _dates(self, now):
         now = platform.unix_time() if now is None else now
         return [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
@@ -54,15 +50,15 @@ class Context:
         from mimi.storage import files
 
         parts = [
-            _PREAMBLE + self._section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
-            self._section("USER", files.read_text(self.flash.user_path, USER_MAX)),
-            self._section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
+            _PREAMBLE + _section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
+            _section("USER", files.read_text(self.flash.user_path, USER_MAX)),
+            _section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
         ]
         for date, text in self.memory.recent_daily(self._dates(now), DAILY_PROMPT_MAX):
-            parts.append(self._section("Daily notes " + date, text))
+            parts.append(_section("Daily notes " + date, text))
         listed = skills.summary(self.flash)
         if listed:
-            parts.append(self._section("Skills", _SKILLS_INTRO + listed))
+            parts.append(_section("Skills", _SKILLS_INTRO + listed))
         return [part for part in parts if part]
 
     def system_text(self, now=None):
@@ -109,6 +105,10 @@ class Context:
         """The newest user message: the time lives here, never in the system prompt."""
         stamp = "[context] {} via {}".format(platform.utc_stamp(now), channel)
         return {"role": "user", "content": [{"type": "text", "text": stamp}, {"type": "text", "text": text}]}
+
+
+def _section(title, text):
+    return "".join(prompt_file.section(title, (text,) if text else ()))
 
 
 def _blocks(parts):

@@ -2,6 +2,7 @@
 import json
 
 from mimi import utf8
+from mimi.jsontext import escaped
 from mimi.platform import const
 from mimi.storage import files
 
@@ -36,7 +37,7 @@ class PromptFile:
 
 
 def write(path, make_blocks, preamble, sections):
-    """Write the JSON that claude._json_value(make_blocks(texts)) gives, streaming; the PromptFile.
+    """Write the JSON the request writer (llm/claude.py) gives for make_blocks(texts), streaming; the PromptFile.
 
     sections: (title, pieces) in prompt order, pieces an iterable of str slices; the first joins the
     preamble's block, each other that is not empty opens its own. None when this runtime's JSON of
@@ -59,22 +60,23 @@ def _framing(make_blocks):
     return three[0].encode() + b'"', b'"' + three[1].encode() + b'"', b'"' + three[3].encode()
 
 
-def _escaped(text):
-    return json.dumps(text)[1:-1].encode()
-
-
 def _encoded(framing, preamble, sections):
     opening, between, closing = framing
     yield opening
-    yield _escaped(preamble)
+    yield from escaped(preamble)
     for i, (title, pieces) in enumerate(sections):
-        yield from _section(b"" if i == 0 else between, title, pieces)
+        start = b"" if i == 0 else between  # a section that is not empty opens its own block
+        for piece in section(title, pieces):
+            if start:
+                yield start
+                start = b""
+            yield from escaped(piece)
     yield closing
 
 
-def _section(start, title, pieces):
-    """The section as context._section gives it ("\\n# title\\n\\ntext\\n", text stripped, nothing
-    when empty), escaped; stripped a slice at a time: trailing blanks wait for the text that follows."""
+def section(title, pieces):
+    """A system prompt section as str pieces: "\\n# title\\n\\ntext\\n", the text stripped, nothing when it is
+    empty; pieces (str slices) are stripped one at a time: trailing blanks wait for the text that follows."""
     started = False
     blanks = ""
     for text in pieces:
@@ -83,17 +85,17 @@ def _section(start, title, pieces):
             if not text:
                 continue
             started = True
-            yield start + _escaped("\n# {}\n\n".format(title))
+            yield "\n# {}\n\n".format(title)
         body = text.rstrip()
         if body:
             if blanks:
-                yield _escaped(blanks)
-            yield _escaped(body)
+                yield blanks
+            yield body
             blanks = text[len(body):]
         else:
             blanks += text
     if started:
-        yield _escaped("\n")
+        yield "\n"
 
 
 def file_slices(path, max_bytes):
