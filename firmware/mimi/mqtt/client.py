@@ -6,6 +6,7 @@ import asyncio
 
 from mimi import platform
 from mimi.mqtt import packets
+from mimi.net import connect
 from mimi.platform import const
 
 INFLIGHT_MAX = const(16)  # QoS 1 messages kept until the broker acknowledges them (oldest given up first)
@@ -15,7 +16,6 @@ WRITE_TIMEOUT_S = const(10)
 SUBACK_TIMEOUT_S = const(10)
 SUBACK_FAILURE = const(0x80)
 _CLOSE_TIMEOUT_S = const(2)
-_ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
 
 
 class MQTTError(Exception):
@@ -34,15 +34,11 @@ def reason(exc, host):
     """What went wrong with a connection, in words."""
     if isinstance(exc, MQTTError):
         return str(exc)
-    text = str(exc).strip()
-    if isinstance(exc, ValueError) or "CERTIFICATE" in text.upper():  # MicroPython: ValueError; CPython: SSLError
-        return "the TLS certificate of {} is not trusted ({})".format(host, text or type(exc).__name__)
     if isinstance(exc, EOFError):
         return "the broker closed the connection"
     if isinstance(exc, asyncio.TimeoutError):
         return "no answer from {} in time".format(host)
-    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(exc, "errno", None)
-    return _ERRNO_TEXT.get(code) or text or type(exc).__name__
+    return connect.explain(exc, host)
 
 
 class Client:
@@ -72,10 +68,7 @@ class Client:
         """Open the connection and log in; Refused or another exception when it fails. Resends unacknowledged
         QoS 1 messages (DUP set on those already sent)."""
         await self.close()
-        if context is not None:  # CPython shakes hands in open_connection, MicroPython on the first write
-            opening = asyncio.open_connection(host, port, ssl=context, server_hostname=host)
-        else:
-            opening = asyncio.open_connection(host, port)
+        opening = connect.open_stream(host, port, context)
         self.reader, self.writer = await asyncio.wait_for(opening, CONNECT_TIMEOUT_S)
         platform.tcp_nodelay(self.writer)  # small packets (PUBACK, then the reply) must not wait on delayed ACKs
         try:

@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi import platform, utf8
-from mimi.net import ntp, tls
+from mimi.net import connect, ntp, tls
 from mimi.platform import const
 
 # Every wait of an exchange has a limit; none can hold the event loop's other tasks, and none is endless.
@@ -251,12 +251,8 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
         length += len(piece)
     deadline_ms = platform.ticks_add(platform.ticks_ms(), int(deadline_s * 1000))
     try:
-        if tls_on:  # CPython shakes hands inside open_connection, MicroPython with the first bytes sent
-            connecting = asyncio.open_connection(host, port, ssl=tls.context(), server_hostname=host)
-            limit = CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S
-        else:
-            connecting = asyncio.open_connection(host, port)
-            limit = CONNECT_TIMEOUT_S
+        connecting = connect.open_stream(host, port, tls.context() if tls_on else None)
+        limit = CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S if tls_on else CONNECT_TIMEOUT_S
         reader, writer = await _timed(connecting, min(limit, deadline_s), "connecting to " + host)
     except HTTPError as exc:
         raise NotSent(str(exc))
@@ -326,23 +322,8 @@ async def _send(writer, data, seconds, host):
         await _timed(writer.drain(), seconds, "sending to " + host)
 
 
-_ERRNO_TEXT = {104: "connection reset", 110: "timed out", 111: "connection refused", 113: "no route to host"}
-
-
 def _connect_error(exc, host, port, sent=False):
-    text = str(exc).strip()
-    # MicroPython reports certificate failures as ValueError, CPython as ssl.SSLError (an OSError).
-    if isinstance(exc, ValueError) or "CERTIFICATE" in text.upper():
-        return TLSError("the TLS certificate of {} is not trusted ({})".format(host, text))
+    if connect.is_certificate_error(exc):
+        return TLSError(connect.explain(exc, host))
     kind = HTTPError if sent else NotSent
-    return kind("cannot reach {}:{} ({})".format(host, port, _os_reason(exc)))
-
-
-def _os_reason(exc):
-    text = str(exc)
-    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else getattr(exc, "errno", None)
-    if code in _ERRNO_TEXT:
-        return _ERRNO_TEXT[code]
-    if code is not None and code < 0:  # getaddrinfo failures
-        return "host name not found"
-    return text or exc.__class__.__name__
+    return kind("cannot reach {}:{} ({})".format(host, port, connect.explain(exc, host)))
