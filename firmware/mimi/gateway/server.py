@@ -75,7 +75,7 @@ class Gateway:
 
     # -- the service --
     async def run(self):
-        delay = _RETRY_FIRST_S
+        backoff = None  # made at the first failure to listen: a listening gateway holds none
         while True:
             port = self.app.config.get("gw_config", "ws_port")
             self._restart = False
@@ -85,12 +85,15 @@ class Gateway:
             while self.server is None and not failed:
                 await asyncio.sleep(_BIND_POLL_S)
             if failed:
+                from mimi.net.backoff import Backoff
+
+                backoff = backoff or Backoff(_RETRY_FIRST_S, _RETRY_MAX_S)
+                wait = backoff.next()
                 print("gateway: cannot listen on port {} ({}); trying again in {} s".format(
-                    port, failed[0], delay))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RETRY_MAX_S)
+                    port, failed[0], wait))
+                await asyncio.sleep(wait)
                 continue
-            delay = _RETRY_FIRST_S
+            backoff = None
             self.port = port
             print("gateway: web chat on {} (ws_token shows the token)".format(self.address()))
             await task

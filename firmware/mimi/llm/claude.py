@@ -8,6 +8,7 @@ from mimi.llm.errors import ClaudeError, from_response, from_stream_error
 from mimi.llm.sse import SSEParser
 from mimi.llm.stream import MessageAssembler, StreamError
 from mimi.net import http
+from mimi.net.backoff import Backoff
 from mimi.platform import const
 
 API_VERSION = "2023-06-01"
@@ -133,7 +134,7 @@ class Claude:
                 line_max = SERVER_LINE_MAX
         max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
         body = JsonBody(system, messages, tools, model, max_tokens, tool_choice)
-        delay = BACKOFF_FIRST_MS
+        backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
         attempt = 1
         while True:
             streamed = [False]
@@ -144,12 +145,12 @@ class Claude:
                     if exc.retryable and attempt > 1 and not streamed[0]:
                         exc.message += " (tried {} times)".format(attempt)
                     raise
+                delay = backoff.next()
                 wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
                 if exc.retry_after is not None:
                     wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
                 print("Claude: {}; retrying in {} ms".format(exc.kind, wait))
                 await asyncio.sleep(wait / 1000)
-                delay = min(delay * 2, BACKOFF_MAX_MS)
                 attempt += 1
 
     async def _attempt(self, url, headers, body, model, on_delta, streamed, line_max=SSE_LINE_MAX, on_tool=None):

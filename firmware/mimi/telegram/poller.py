@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import platform
+from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError
 from mimi.platform import const
 from mimi.telegram.api import TelegramError
@@ -93,7 +94,7 @@ class Poller:
             pass
 
     async def run(self):
-        backoff = BACKOFF_FIRST_S
+        backoff = None  # made at the first failure: a poller that polls holds none
         while True:
             if not self.api.has_token():
                 self.last_error = "no bot token (set_tg_token <token>)"
@@ -118,29 +119,30 @@ class Poller:
                 )
                 self.polls += 1
                 self.last_error = None
-                backoff = BACKOFF_FIRST_S
+                backoff = None
             except TelegramError as exc:
                 self.last_error = exc.description
+                backoff = backoff or Backoff(BACKOFF_FIRST_S, BACKOFF_MAX_S)
+                wait = backoff.next()  # the backoff moves on whatever this failure waits
                 if exc.code == 429:
-                    wait = exc.retry_after or backoff
+                    wait = exc.retry_after or wait
                     print("Telegram: rate limited, waiting {} s".format(wait))
                 elif exc.code == 409:
-                    wait = max(backoff, CONFLICT_WAIT_S)
+                    wait = max(wait, CONFLICT_WAIT_S)
                     print("Telegram: {} (retrying in {} s)".format(exc.description, wait))
                 elif exc.code == 401:
                     wait = BACKOFF_MAX_S
                     print("Telegram: the bot token was refused (401); set it with set_tg_token <token>")
                 else:
-                    wait = backoff
                     print("Telegram: getUpdates failed: {} (retrying in {} s)".format(exc, wait))
-                backoff = min(backoff * 2, BACKOFF_MAX_S)
                 await self._pause(wait)
                 continue
             except (HTTPError, OSError, ValueError) as exc:
                 self.last_error = str(exc)
-                print("Telegram: network error: {} (retrying in {} s)".format(exc, backoff))
-                await self._pause(backoff)
-                backoff = min(backoff * 2, BACKOFF_MAX_S)
+                backoff = backoff or Backoff(BACKOFF_FIRST_S, BACKOFF_MAX_S)
+                wait = backoff.next()
+                print("Telegram: network error: {} (retrying in {} s)".format(exc, wait))
+                await self._pause(wait)
                 continue
             if questioning:
                 await self._route_meanwhile(updates)

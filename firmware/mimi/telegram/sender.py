@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import platform
+from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError, NotSent
 from mimi.platform import const
 from mimi.telegram import markup
@@ -222,7 +223,7 @@ class Sender:
     async def _deliver(self, method, params, html, plain):
         """Send one part. Retried while it is safe: 429 (after retry_after), Telegram's 5xx, and a request
         that never left the device (WiFi down, no connection); a call that may have arrived is not repeated."""
-        waited, backoff = 0, self.backoff_first_s
+        waited, backoff = 0, Backoff(self.backoff_first_s, DELIVERY_BACKOFF_MAX_S)
         attempt = 0
         while True:
             attempt += 1
@@ -233,18 +234,18 @@ class Sender:
                     return None
                 if exc.code == 429 and attempt < SEND_TRIES:
                     wait = exc.retry_after or 1
+                    backoff.next()  # the backoff moves on whatever this failure waits
                 elif exc.code >= 500 and waited < self.patience_s:
-                    wait = backoff
+                    wait = backoff.next()
                 else:
                     raise
             except NotSent as exc:
                 if waited >= self.patience_s:
                     raise
-                wait = backoff
+                wait = backoff.next()
                 print("Telegram: reply not sent ({}); trying again in {} s".format(exc, wait))
             await asyncio.sleep(wait)
             waited += wait
-            backoff = min(backoff * 2, DELIVERY_BACKOFF_MAX_S)
 
     async def _deliver_once(self, method, params, html, plain):
         if html is not None:
