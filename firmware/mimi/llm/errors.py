@@ -19,11 +19,11 @@ def from_response(status, headers, raw, model):
     """An HTTP error answer -> ClaudeError; retryable for 408, 409, 429, 529 and 5xx."""
     from mimi.llm import explain
 
-    return explain.from_response(status, headers, raw, model)
+    return ClaudeError(*explain.answer(status, headers, raw, model))
 
 
 def from_stream_error(exc):
     """A StreamError (an `error` event or a broken event) -> ClaudeError; retryable like its HTTP twin."""
     from mimi.llm import explain
 
-    return explain.from_stream_error(exc)
+    return ClaudeError(*explain.stream_error(exc.kind, exc.message))

@@ -1,6 +1,6 @@
-# What a failed Claude call says to the user: an HTTP error answer or a stream error as a ClaudeError.
+# What a failed Claude call says to the user: an HTTP error answer or a stream error as the fields of the
+# ClaudeError llm/errors.py makes of them (imported only when a call fails).
 from mimi import jsontext
-from mimi.llm.errors import ClaudeError
 from mimi.platform import const
 
 _MESSAGE_MAX = const(200)
@@ -34,7 +34,8 @@ def _explain(status, kind, detail, model):
     return "The Anthropic API answered with an error ({}): {}".format(status or kind, detail)
 
 
-def from_response(status, headers, raw, model):
+def answer(status, headers, raw, model):
+    """(kind, message, retryable, status, retry_after) of an HTTP error answer."""
     kind, detail = _api_detail(raw)
     retry_after = None
     if "retry-after" in headers:
@@ -43,21 +44,14 @@ def from_response(status, headers, raw, model):
         except ValueError:
             pass
     retryable = status in (408, 409, 429, 529) or status >= 500
-    return ClaudeError(
-        kind or "http_{}".format(status),
-        _explain(status, kind, detail, model),
-        retryable,
-        status,
-        retry_after,
-    )
+    return kind or "http_{}".format(status), _explain(status, kind, detail, model), retryable, status, retry_after
 
 
-def from_stream_error(exc):
-    """A StreamError (an `error` event or a broken event) -> ClaudeError; retryable like its HTTP twin."""
-    kind = exc.kind
+def stream_error(kind, detail):
+    """(kind, message, retryable) of a StreamError's kind and message."""
     retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
     if kind in ("overloaded_error", "api_error", "rate_limit_error", "authentication_error"):
-        message = _explain(None, kind, exc.message, "")
+        message = _explain(None, kind, detail, "")
     else:
-        message = "Claude's reply stopped with an error ({}): {}".format(kind, exc.message)
-    return ClaudeError(kind, message, retryable)
+        message = "Claude's reply stopped with an error ({}): {}".format(kind, detail)
+    return kind, message, retryable
