@@ -93,6 +93,11 @@ def wlan():
     return network.WLAN(network.STA_IF)
 
 
+def wlan_trying(status):
+    """True while the station status says the driver is still at it (connecting, or not started yet)."""
+    return status == getattr(network, "STAT_CONNECTING", None) or status == getattr(network, "STAT_IDLE", None)
+
+
 # MicroPython's socket module may lack the names; the numbers are those of Linux and lwIP alike.
 _IPPROTO_TCP = getattr(socket, "IPPROTO_TCP", 6)
 _TCP_NODELAY = getattr(socket, "TCP_NODELAY", 1)

@@ -74,7 +74,7 @@ class WiFi:
                 self.up.clear()
                 from mimi.net import wifi_failure
 
-                wifi_failure.lost_link(self)
+                self.failure = wifi_failure.lost_link(self.ssid(), self.wlan.status())
             ssid = self.ssid()
             if not ssid:  # nothing to join: wait for credentials (console or setup page)
                 if not self.wlan.isconnected():
@@ -117,7 +117,7 @@ class WiFi:
                 if self.wlan.isconnected():
                     self._came_up()
                     return True
-                if not trying(self.wlan.status()):
+                if not platform.wlan_trying(self.wlan.status()):
                     break  # the driver gave its verdict
                 await asyncio.sleep(_POLL_S)
             verdict = self.wlan.status()
@@ -150,10 +150,3 @@ class WiFi:
 
     def ip(self):
         return self.wlan.ifconfig()[0]
-
-
-def trying(status):
-    """True while the station status says the driver is still at it (connecting, or not started yet)."""
-    import network
-
-    return status == getattr(network, "STAT_CONNECTING", None) or status == getattr(network, "STAT_IDLE", None)

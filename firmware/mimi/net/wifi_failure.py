@@ -1,5 +1,5 @@
 # Why a WiFi join failed or the link dropped, in the owner's words (loaded by net/wifi.py when that happens).
-from mimi.net.wifi import trying
+from mimi.platform import wlan_trying
 
 # What a failed attempt means to the owner, by the network module's status name.
 _FAILURES = (
@@ -31,15 +31,16 @@ def explain(verdict, wait_s):
     """Why one attempt failed: verdict is the OSError the driver raised, or the station status at the end."""
     if isinstance(verdict, OSError):
         return "the WiFi driver refused to connect ({})".format(verdict)
-    if trying(verdict):
+    if wlan_trying(verdict):
         return "no answer within {} s".format(wait_s)
     return status_text(verdict)
 
 
-def lost_link(wifi):
-    """The link dropped: say why in wifi.failure and on the console."""
-    wifi.failure = status_text(wifi.wlan.status())
-    print("WiFi: lost the link to '{}' ({}); reconnecting".format(wifi.ssid(), wifi.failure))
+def lost_link(ssid, status):
+    """The link to ssid dropped with this station status: why, said on the console too."""
+    failure = status_text(status)
+    print("WiFi: lost the link to '{}' ({}); reconnecting".format(ssid, failure))
+    return failure
 
 
 def cannot_join(ssid, failure, wait):
