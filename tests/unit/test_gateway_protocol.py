@@ -6,7 +6,7 @@ import sys
 
 import esp32
 from mimi.config import Config
-from mimi.gateway import auth, protocol
+from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth, protocol
 from stub_app import Holder, stub_app
 from support import raises, remove_tree, run, write
 
@@ -135,7 +135,7 @@ def test_an_idle_gateway_has_no_session_code_and_still_answers_as_a_channel():
     app = _idle_gateway("gw-idle")
     try:
         gateway = app.gateway
-        assert app.config.get(auth.NS, auth.KEY)  # first boot: the token is made at once
+        assert app.config.get(TOKEN_NS, TOKEN_KEY)  # first boot: the token is made at once
         assert gateway.sessions is None  # gateway/clients.py waits for the first /ws request
         assert gateway.web is None  # microdot and the routes wait for the first connection
         assert app.channels["websocket"] is gateway

@@ -2,10 +2,9 @@
 import binascii
 import os
 
+from mimi.gateway import TOKEN_KEY, TOKEN_NS
 from mimi.platform import const
 
-NS = "gw_config"
-KEY = "ws_token"
 OFF = "off"  # stored as the token: none needed (blank means "not set": a new one is made)
 TOKEN_MIN = const(8)
 TOKEN_MAX = const(128)
@@ -34,10 +33,10 @@ def check_new(token):
 
 def current(config):
     """The token in force, made and saved now if none is set (first boot, after config_reset)."""
-    token = config.get(NS, KEY)
+    token = config.get(TOKEN_NS, TOKEN_KEY)
     if not token:
         token = new_token()
-        config.set(NS, KEY, token)
+        config.set(TOKEN_NS, TOKEN_KEY, token)
         print("gateway: made a new access token; the console command ws_token shows it")
     return token
 

@@ -3,8 +3,7 @@
 import asyncio
 
 from mimi.bus.message import Message
-from mimi.gateway import auth, history, protocol
-from mimi.gateway.server import CHANNEL, CLIENTS_MAX, DROPPED
+from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, auth, history, protocol
 from mimi.gateway.web import refuse
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const

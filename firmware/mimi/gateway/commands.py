@@ -1,12 +1,11 @@
 # The gateway's console commands: status's gateway line, ws_token, set_ws_token, set_ws_port (imported when
 # one is typed; gateway/server.py lists them).
 from mimi import platform
-from mimi.gateway import auth
-from mimi.gateway.server import CLIENTS_MAX
+from mimi.gateway import CLIENTS_MAX, TOKEN_KEY, TOKEN_NS, auth
 
 
 async def cmd_status(gateway):
-    await gateway._status()
+    await gateway.console_status()
     if gateway.port is None:
         place = "not listening"
     else:
@@ -27,7 +26,7 @@ async def cmd_token(gateway):
 
 async def cmd_set_token(gateway, token):
     config = gateway.app.config
-    config.set(auth.NS, auth.KEY, auth.check_new(token))
+    config.set(TOKEN_NS, TOKEN_KEY, auth.check_new(token))
     if token == auth.OFF:
         platform.console_write("gateway token off: anyone who reaches port {} may chat\n"
                                .format(config.get("gw_config", "ws_port")))
@@ -49,5 +48,4 @@ async def cmd_set_port(gateway, port):
     else:
         platform.console_write("gw_config.ws_port = {} (saved; the gateway moves now; "
                                "connected clients stay)\n".format(wanted))
-        gateway._restart = True
-        gateway.server.close()
+        gateway.restart()

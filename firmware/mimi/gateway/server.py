@@ -1,14 +1,12 @@
 # The WebSocket gateway: the web chat page at /, the `websocket` channel at /ws (token, 4 clients).
 import asyncio
 
+from mimi.gateway import CHANNEL, DROPPED, TOKEN_KEY, TOKEN_NS
 from mimi.platform import const
 
-CHANNEL = "websocket"
-CLIENTS_MAX = const(4)
 _RETRY_FIRST_S = const(2)
 _RETRY_MAX_S = const(60)
 _BIND_POLL_S = 0.05
-DROPPED = "gateway: reply for {} dropped: no client is connected to that chat (it is saved in the session)"
 # The console commands (channels/commands.py add_lines), their code (gateway/commands.py) imported when one
 # is typed; status is the console's, with the gateway's line added. A str constant stays in flash.
 _COMMANDS = (
@@ -36,19 +34,19 @@ class Gateway:
     def __init__(self, app):
         self.app = app
         self.port = None  # the port listened on now
-        self._restart = False
+        self._restart = False  # restart(): listen again when the server closes
         self.sessions = None  # gateway/clients.py Clients, made at the first /ws request
         self.uploads = None  # web chat attachments (gateway/uploads.py), made at the first upload
         self.server = None  # the listening asyncio server
         self.web = None  # microdot with the routes (gateway/routes.py), made at the first connection
-        if not app.config.get("gw_config", "ws_token"):  # auth.NS, auth.KEY: auth not loaded yet
+        if not app.config.get(TOKEN_NS, TOKEN_KEY):
             from mimi.gateway import auth
 
             auth.current(app.config)  # first boot: make the token now, so ws_token can show it
         app.channels[CHANNEL] = self  # until the first client: then gateway/clients.py Clients
         app.services.append(self)
         commands = app.console.commands
-        self._status = commands.table["status"][0]  # the status before ours, run first
+        self.console_status = commands.table["status"][0]  # the console's status, run before our line
         commands.add_lines(_COMMANDS)  # status: read from our line when typed (a later wrapper: entry())
 
     async def _serve(self, reader, writer):
@@ -101,6 +99,11 @@ class Gateway:
             if not self._restart:
                 print("gateway: stopped")
                 return
+
+    def restart(self):
+        """Listen again, on the port saved now; the connected clients stay."""
+        self._restart = True
+        self.server.close()
 
     async def _listen(self, port, failed):
         # As microdot's start_server listens, with the connections handed to _serve.
