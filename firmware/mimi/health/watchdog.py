@@ -48,9 +48,14 @@ class Health:
 
     def startable(self, services):
         """The network services to start: all of them, or in safe mode only the gateway."""
-        if self.safe_mode:
-            return [s for s in services if s is getattr(self.app, "gateway", None)]
-        return services
+        return [s for s in services if self.held_back(s) is None]
+
+    def held_back(self, service):
+        """Why a network service does not run on this boot (safe mode runs the gateway only), or None."""
+        if self.safe_mode and service is not getattr(self.app, "gateway", None):
+            return "the board is in safe mode ({} crashes soon after boot): console and gateway only; restart to " \
+                   "leave it".format(self.crashes_at_boot)
+        return None
 
     def check(self):
         """None while the agent and dispatcher are alive and no turn is stuck; else why not."""
