@@ -1,4 +1,11 @@
 # Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
+# Parts a board may never use are made one way: app.cron, app.watchers, app.heartbeat and app.mqtt do not
+# exist until first read; that read makes the part (App.__getattr__) and App.start_late runs it, with the
+# other network services or at once when they already run (safe mode: not at all, and start_late says why);
+# their code (parts.py) is loaded then and let go. At boot each package's setup(app) reads its part only
+# when its file or setting asks for it; later a tool, a console command ("app.cron.cmd_list") or a setting
+# switched on reads it. app.mqtt stays None while no broker is set. Not network services, and made by their
+# own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
 from mimi import VERSION, cron, mqtt, ota, platform, watch
@@ -31,6 +38,7 @@ WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
 GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
+_PARTS = ("cron", "watchers", "heartbeat", "mqtt")  # made at their first read (the header, parts.py)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp._heartbeat_trigger\n"
 
@@ -67,8 +75,7 @@ class App:
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services, self.services_started = [], False
-        # Parts a board may never use are made at their first need (the heap diet): app.updates at the first
-        # ota command, app.onboarding while no WiFi is saved, app.cron and app.heartbeat below.
+        # Parts a board may never use are made at their first read (the header, parts.py): the heap diet.
         self.health = Health(self)  # watchdog and safe mode
         ota.setup(self)  # the ota commands; app.updates (their code) at the first one typed
         self.gateway = Gateway(self)
@@ -77,13 +84,12 @@ class App:
         self._onboarding_if_no_wifi("wifi_config", "ssid")
         self.config.subscribe(self._onboarding_if_no_wifi)
         self.system = SystemChannel(self)
-        cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use (__getattr__)
-        self.heartbeat = None  # made now while heartbeat_s > 0, else when switched on or at heartbeat_trigger
-        self.console.commands.add_lines(_COMMANDS)
-        self._heartbeat_if_on("agent_config", "heartbeat_s")
-        self.config.subscribe(self._heartbeat_if_on)
+        cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use
+        self.console.commands.add_lines(_COMMANDS)  # heartbeat_trigger
+        self._heartbeat_if_on("agent_config", "heartbeat_s")  # app.heartbeat: made now while heartbeat_s > 0,
+        self.config.subscribe(self._heartbeat_if_on)  # else when switched on or at heartbeat_trigger
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
-        mqtt.setup(self)  # app.mqtt: the mqtt_* commands; the channel only once a broker is set
+        mqtt.setup(self)  # the mqtt_* commands; app.mqtt, the channel, only once a broker is set
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above. The loading code
         # is let go once done (tools/loading.py).
@@ -91,10 +97,19 @@ class App:
 
         boot(self.registry, tools_dir)
 
-    def __getattr__(self, name):  # only for attributes not set yet
-        if name == "cron":  # the cron service at its first use (cron/__init__.py): a tool, a command
-            return cron.scheduler(self)
-        raise AttributeError(name)
+    def __getattr__(self, name):  # only for attributes not set yet: a part's first read makes it (parts.py)
+        if name not in _PARTS:
+            raise AttributeError(name)
+        from mimi import parts
+
+        return parts.made(self, name)
+
+    def start_late(self, service):
+        """Run a network service made after boot began, once: with the others, or at once when they already
+        run; in safe mode not at all, and the return says why (None when it runs or will). See parts.py."""
+        from mimi import parts
+
+        return parts.start_late(self, service)
 
     def _onboarding_if_no_wifi(self, ns, key):
         """Make the setup access point (net/onboarding.py) once no WiFi is saved: at boot, or erased later."""
@@ -105,23 +120,13 @@ class App:
 
     def _heartbeat_if_on(self, ns, key):
         if ns == "agent_config" and key == "heartbeat_s" and self.config.get(ns, key) > 0:
-            self._made_heartbeat()
-
-    def _made_heartbeat(self):
-        """app.heartbeat (agent/heartbeat.py), made once; started at once when the services already run."""
-        if self.heartbeat is None:
-            from mimi.agent.heartbeat import Heartbeat
-
-            self.heartbeat = Heartbeat(self)  # joins self.services
-            if self.services_started:
-                for service in self.health.startable([self.heartbeat]):  # safe mode: not at all, as at boot
-                    self.tasks.append(asyncio.create_task(service.run()))
-        return self.heartbeat
+            return self.heartbeat  # made at this first read (parts.py) and started
+        return None
 
     async def _heartbeat_trigger(self):
         from mimi.agent.heartbeat_beat import trigger
 
-        await trigger(self._made_heartbeat())
+        await trigger(self.heartbeat)
 
     def missing(self):
         cfg = self.config
@@ -135,7 +140,7 @@ class App:
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only
             self.tasks.append(asyncio.create_task(service.run()))
-        self.services_started = True  # a service made later (the first watcher) starts at once
+        self.services_started = True  # a service made later (the first watcher) starts at once (start_late)
         await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
         print("ready: network up, agent listening")
 

@@ -19,8 +19,39 @@ class RecordingChannel:
         self.sent.append(message)
 
 
-def stub_app(tag, channel_type=RecordingChannel):
-    """The app, its files under app.top (remove_tree(app.top) when done)."""
+class NormalBoot:
+    """The app's health on a normal boot: every network service may run (safe mode: watchdog.Health)."""
+
+    def held_back(self, service):
+        return None
+
+    def startable(self, services):
+        return services
+
+
+class PartsApp(Holder):
+    """Reads of cron, watchers, heartbeat and mqtt make them, as App's do (mimi/parts.py)."""
+
+    def __getattr__(self, name):
+        from mimi import parts
+
+        return parts.made(self, name)
+
+    def start_late(self, service):
+        from mimi import parts
+
+        return parts.start_late(self, service)
+
+
+def _parts_app():
+    app = PartsApp()
+    app.health, app.tasks, app.services_started = NormalBoot(), [], False
+    return app
+
+
+def stub_app(tag, channel_type=RecordingChannel, parts=False):
+    """The app, its files under app.top (remove_tree(app.top) when done); parts: a PartsApp, which makes cron,
+    watchers, heartbeat and mqtt at their first read (health: NormalBoot, the services not started yet)."""
     from mimi.bus.message import Bus
     from mimi.channels.commands import Commands
     from mimi.channels.system import SystemChannel
@@ -30,7 +61,7 @@ def stub_app(tag, channel_type=RecordingChannel):
 
     esp32.set_flash_dir(None)
     network._reset()
-    app = Holder()
+    app = _parts_app() if parts else Holder()
     app.top = tempdir(tag)
     app.config = Config()
     app.flash = Flash(app.top + "/data")

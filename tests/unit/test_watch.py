@@ -3,7 +3,7 @@ import asyncio
 import json
 
 import machine
-from stub_app import RecordingChannel, stub_app
+from stub_app import NormalBoot, RecordingChannel, stub_app
 from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi import platform
@@ -38,7 +38,7 @@ class _Owner:
 
 def _app(sensors=None):
     machine.use_sensors(sensors)
-    app = stub_app("watch", _Channel)
+    app = stub_app("watch", _Channel, parts=True)
     app.started_ms = platform.ticks_ms()
     app.owner = _Owner()
     app.registry = Registry(app)
@@ -312,21 +312,16 @@ def test_watch_tools_report_to_the_asking_chat_and_a_watcher_cannot_add_watchers
         _done(app)
 
 
-class _Health:
-    def startable(self, services):
-        return services
-
-
 def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved():
-    app = stub_app("wlazy", _Channel)
+    app = stub_app("wlazy", _Channel, parts=True)  # app.watchers made at its first read, as on the device
     try:
         app.started_ms, app.owner, app.registry = platform.ticks_ms(), _Owner(), Registry(app)
         system = app.channels["system"] = app.system
-        watch_setup(app)
+        assert watch_setup(app) is None  # no watchers.json: nothing made
         load_builtins(app.registry, ["mimi.tools.watch_tools"])
-        assert app.watchers is None and app.channels["system"] is system and not app.services
+        assert app.channels["system"] is system and not app.services
         assert not app.registry.guards and not app.registry.approvers
-        app.services_started, app.health, app.tasks = True, _Health(), []
+        app.services_started, app.health, app.tasks = True, NormalBoot(), []
         owner = turns.of(app.config, "telegram", "42", {"role": "owner"})
 
         async def add():
@@ -340,7 +335,8 @@ def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved
         assert not run(add())[1]
         assert app.watchers.store.get("t") and app.channels["system"] is app.watchers and len(app.tasks) == 1
         assert app.registry.guards == [app.watchers.limits] and app.services == [app.watchers]
-        app.watchers, app.services, app.services_started = None, [], False  # a restart on the same flash
+        del app.watchers  # a restart on the same flash
+        app.services, app.services_started = [], False
         app.channels["system"] = system
         watch_setup(app)
         assert app.watchers.store.get("t") and app.services == [app.watchers]

@@ -18,7 +18,6 @@ class Heartbeat:
         self.silent = 0
         self.busy_since = None  # ticks_ms while a heartbeat turn waits for its answer
         self._wake = asyncio.Event()
-        app.services.append(self)
         app.config.subscribe(self._on_config)  # the heartbeat_trigger command is App's: it makes this first
 
     def _on_config(self, ns, key):

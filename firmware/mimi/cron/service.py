@@ -17,8 +17,8 @@ def clock_is_set(now):
 
 
 class Cron:
-    """Job store + timer task, and what the cron console commands run. Tools reach it as app.cron,
-    made by mimi.cron.scheduler (which also adds the commands at boot)."""
+    """Job store + timer task, and what the cron console commands run. Tools reach it as app.cron, made at
+    its first read (parts.py) and started by App.start_late."""
 
     def __init__(self, app):
         self.app = app
@@ -26,7 +26,6 @@ class Cron:
         self.fired = 0
         self._in_flight = {}  # job id -> ticks_ms when its turn was queued
         self._wake = asyncio.Event()
-        app.services.append(self)
 
     # -- what the tools call --
     def add(self, kind, seconds, when, message, target, now=None, role=None):

@@ -4,13 +4,12 @@ import json
 from mimi.platform import const
 from mimi.storage import files
 from mimi import jsontext
-from mimi.cron import FILE_NAME
+from mimi.cron import FILE_MAX, FILE_NAME  # the boot part (cron/__init__.py) reads it too
 
 JOBS_MAX = const(16)
 EVERY_MIN_S = const(60)  # shortest repeat: each run costs an LLM call
 EVERY_MAX_S = const(366 * 86400)
 MESSAGE_MAX = const(1000)  # characters of a job's message for the agent
-FILE_MAX = const(32 * 1024)  # a bigger cron.json is not ours: refuse to parse it
 KINDS = ("every", "at")
 _FIELDS = ("id", "kind", "seconds", "next", "message", "channel", "chat_id")
 

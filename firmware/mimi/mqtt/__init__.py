@@ -1,4 +1,6 @@
 # MQTT (Home Assistant, other boards): off unless a broker is set; the package's code loads only then.
+# This boot part owns the settings' names and the board's topics; it never imports the channel, which App
+# makes (parts.py) at the first read of app.mqtt once a broker is set.
 NS = "mqtt_config"
 BASE_PREFIX = "mimi/"
 # The console commands (channels/commands.py add_lines): a str constant stays in flash, not a table on the heap.
@@ -46,27 +48,7 @@ def base(config):
 
 
 def setup(app):
-    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set."""
+    """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set: the
+    channel (made at this first read of app.mqtt, parts.py, and started with the other services), else None."""
     app.console.commands.add_lines(_COMMANDS)  # each loads mimi.mqtt.commands when typed
-    app.mqtt = None
-    if configured(app.config):
-        start(app, at_boot=True)
-
-
-def start(app, at_boot=False):
-    """Create the channel (once) and run it: at boot with the other network services, later at once."""
-    channel = app.mqtt
-    if channel is None:
-        from mimi.mqtt import tool
-        from mimi.mqtt.channel import MQTT
-
-        channel = MQTT(app)
-        tool.setup(app)
-        app.registry.add(tool)
-    if at_boot:
-        app.services.append(channel)
-    elif not channel.running:  # else the running task sees the new settings itself
-        import asyncio
-
-        channel.task = asyncio.create_task(channel.run())
-    return channel
+    return app.mqtt

@@ -28,8 +28,7 @@ class MQTT:
     def __init__(self, app):
         self.app = app
         self.client = Client(self._on_message)
-        self.task = None
-        self.running = False
+        self.running = False  # connected or trying to, while a broker is set
         self.where = None  # "host:port" while connected
         self.where_base = None  # the base topic of that connection (mqtt_id may change it)
         self.error = None  # the last connection problem, for mqtt_status
@@ -43,7 +42,6 @@ class MQTT:
         self._wake = asyncio.Event()
         self._restart = False
         self._probe = None  # [nonce, came back] of the test message sent to our own `in` after connecting
-        app.mqtt = self
         app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
         commands = app.console.commands
@@ -94,11 +92,16 @@ class MQTT:
 
     # -- the service --
     async def run(self):
-        self.running = True
-        try:
-            await self._run()
-        finally:
-            self.running = False
+        """The task, for the rest of the boot: connected while a broker is set; mqtt_off idles it, mqtt_set wakes it."""
+        while True:
+            if mqtt.configured(self.app.config):
+                self.running = True
+                try:
+                    await self._run()
+                finally:
+                    self.running = False
+            self._wake.clear()
+            await self._wake.wait()  # a setting changed (_on_config)
 
     async def _run(self):
         backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)

@@ -31,7 +31,7 @@ async def cmd_set(app, host, port=None):
     if port is not None:
         _set(app, "port", port)
     _set(app, "host", host)
-    channel = mqtt.start(app)
+    channel = app.mqtt  # made and started at its first read (parts.py); else it wakes to the new settings
     _say("MQTT broker {}:{} saved{}; connecting as {} (mqtt_status shows how it goes)".format(
         host, channel.port(), " (TLS)" if app.config.get(mqtt.NS, "tls") else "", channel.base()))
 
@@ -84,7 +84,7 @@ async def cmd_off(app):
     if not mqtt.configured(app.config):
         _say("MQTT is already off")
         return
-    app.config.unset(mqtt.NS, "host")  # the channel says offline, disconnects and stops
+    app.config.unset(mqtt.NS, "host")  # the channel says offline, disconnects and idles
     for _ in range(_STOP_WAIT_S * 10):
         if channel is None or not channel.running:
             break

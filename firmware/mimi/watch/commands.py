@@ -29,9 +29,7 @@ def _say(text):
 
 
 def _service(app):
-    from mimi import watch
-
-    return watch.watchers(app)
+    return app.watchers  # made at its first read (parts.py)
 
 
 async def add(app, name, source, interval, *words):

@@ -41,7 +41,8 @@ def _history_lines(watcher, now):
 
 
 class Watchers:
-    """Watcher store + timer task + reply handling. Tools and console commands reach it as app.watchers."""
+    """Watcher store + timer task + reply handling. Tools and console commands reach it as app.watchers, made at
+    its first read (parts.py) and started by App.start_late."""
 
     def __init__(self, app):
         self.app = app
@@ -58,7 +59,6 @@ class Watchers:
         app.registry.guards.append(self.limits)
         self.system = app.channels["system"]  # watcher replies are taken here; every other one passes on
         app.channels["system"] = self
-        app.services.append(self)
 
     # -- what the tools and commands call --
     def add(self, name, source, interval, instruction, target, role):

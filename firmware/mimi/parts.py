@@ -1,0 +1,44 @@
+# The app's optional parts (cron, watchers, heartbeat, MQTT) made at their first read, and network services
+# started late: App.__getattr__'s and App.start_late's code, loaded when needed and let go at once.
+import asyncio
+
+from mimi import mqtt, platform
+
+
+def made(app, name):
+    """app.<name> made at its first read (App.__getattr__), kept on the app and started (start_late); app.mqtt
+    is None, and nothing of MQTT loaded, while no broker is set. AttributeError for any other name."""
+    if name == "cron":
+        from mimi.cron.service import Cron as make
+    elif name == "watchers":
+        from mimi.watch.service import Watchers as make
+    elif name == "heartbeat":
+        from mimi.agent.heartbeat import Heartbeat as make
+    elif name == "mqtt":
+        if not mqtt.configured(app.config):
+            platform.unload(__name__)
+            return None  # off until a broker is set (mqtt_set)
+        from mimi.mqtt import tool
+        from mimi.mqtt.channel import MQTT as make
+
+        tool.setup(app)
+        app.registry.add(tool)  # mqtt_publish comes with the channel
+    else:
+        raise AttributeError(name)
+    part = make(app)
+    setattr(app, name, part)
+    start_late(app, part)  # which lets this module go
+    return part
+
+
+def start_late(app, service):
+    """Run a network service made after boot began, once: it joins app.services and starts with them, or at
+    once (its task kept in app.tasks) when they already run. Safe mode runs the gateway only: then nothing
+    starts and the return is why (health.held_back); None when the service runs or will."""
+    held = app.health.held_back(service)
+    if service not in app.services:
+        app.services.append(service)
+        if held is None and app.services_started:
+            app.tasks.append(asyncio.create_task(service.run()))
+    platform.unload(__name__)  # a part is made a few times a boot at most: its code is not kept
+    return held
