@@ -253,6 +253,24 @@ def test_a_message_sent_while_the_board_is_away_is_answered_when_it_is_back(kitc
     assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "away1")["text"] == "Sorry for the wait."
 
 
+def test_mqtt_set_in_safe_mode_saves_the_broker_starts_nothing_and_says_why(boot, broker, flash):
+    flash.mkdir(parents=True)
+    (flash / "crash_at_boot").write_text("3")  # test hook: the next 3 normal starts raise, then safe mode
+    dev = boot()
+    assert "SAFE MODE: 3 crashes in a row soon after boot" in dev.output
+    dev.command("mqtt_id kitchen")
+    dev.command("mqtt_auth kitchen " + USERS["kitchen"])
+    out = dev.command("mqtt_set 127.0.0.1 {}".format(broker.port))
+    assert ("MQTT broker 127.0.0.1:{} saved; MQTT starts after a normal boot: the board is in safe mode (3 crashes "
+            "soon after boot): console and gateway only; restart to leave it".format(broker.port)) in out
+    assert "not started on this boot: the board is in safe mode" in dev.command("mqtt_status")
+    time.sleep(2)
+    assert "mqtt: " not in dev.output  # no connection tried: safe mode runs the gateway only
+    dev.send("restart")
+    dev.expect("--- reset ---", 30)
+    dev.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=30)  # the setting was saved
+
+
 def test_the_broker_says_offline_for_a_board_that_vanishes(kitchen, ha):
     assert ha.last("mimi/kitchen/availability") == "online"
     kitchen.stop()  # power gone: no goodbye; the broker publishes the last will

@@ -32,8 +32,12 @@ async def cmd_set(app, host, port=None):
         _set(app, "port", port)
     _set(app, "host", host)
     channel = app.mqtt  # made and started at its first read (parts.py); else it wakes to the new settings
-    _say("MQTT broker {}:{} saved{}; connecting as {} (mqtt_status shows how it goes)".format(
-        host, channel.port(), " (TLS)" if app.config.get(mqtt.NS, "tls") else "", channel.base()))
+    held = app.health.held_back(channel)  # safe mode: it does not run on this boot
+    saved = "MQTT broker {}:{} saved{}".format(host, channel.port(), " (TLS)" if app.config.get(mqtt.NS, "tls") else "")
+    if held:
+        _say("{}; MQTT starts after a normal boot: {}".format(saved, held))
+    else:
+        _say("{}; connecting as {} (mqtt_status shows how it goes)".format(saved, channel.base()))
 
 
 async def cmd_auth(app, user, password=None):
@@ -61,10 +65,13 @@ async def cmd_status(app):
             mqtt.device_id(app.config)))
         return
     ch = app.mqtt
+    held = app.health.held_back(ch)
     if ch.client.connected:
         shown = "connected to {}{}".format(ch.where, " (TLS)" if ch._get("tls") else "")
     elif not mqtt.configured(app.config):
         shown = "off (mqtt_set <host> [port])"
+    elif held:
+        shown = "not started on this boot: " + held
     else:
         shown = "connecting to {}:{}{}".format(ch._get("host"), ch.port(),
                                                "; last problem: " + ch.error if ch.error else "")
