@@ -40,7 +40,7 @@ GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
 _PARTS = ("cron", "watchers", "heartbeat", "mqtt")  # made at their first read (the header, parts.py)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
-_COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp._heartbeat_trigger\n"
+_COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp.heartbeat.trigger\n"
 
 
 class App:
@@ -122,11 +122,6 @@ class App:
         if ns == "agent_config" and key == "heartbeat_s" and self.config.get(ns, key) > 0:
             return self.heartbeat  # made at this first read (parts.py) and started
         return None
-
-    async def _heartbeat_trigger(self):
-        from mimi.agent.heartbeat_beat import trigger
-
-        await trigger(self.heartbeat)
 
     def missing(self):
         cfg = self.config

@@ -6,7 +6,7 @@ import network
 from support import remove_tree, run, tempdir, write
 
 from mimi.agent.heartbeat import PERIOD_MIN_S, Heartbeat
-from mimi.agent.heartbeat_beat import open_items, owner_target
+from mimi.agent.heartbeat_check import open_items, owner_target
 from mimi.bus.message import Bus
 from mimi.channels.commands import Commands
 from mimi.config import Config
@@ -90,17 +90,17 @@ def test_open_items_become_one_stateless_system_turn():
 
 
 def test_the_check_is_loaded_only_once_there_is_a_heartbeat_md():
-    saved = sys.modules.pop("mimi.agent.heartbeat_beat")
+    saved = sys.modules.pop("mimi.agent.heartbeat_check")
     app = _app()
     try:
         assert run(app.heartbeat.beat()) == 0  # no HEARTBEAT.md: a period passes with no code loaded
-        assert "mimi.agent.heartbeat_beat" not in sys.modules
+        assert "mimi.agent.heartbeat_check" not in sys.modules
         write(app.heartbeat.path, "# Heartbeat\n\n- [ ] Water the plants\n")
         assert run(app.heartbeat.beat()) == 1
-        assert "mimi.agent.heartbeat_beat" in sys.modules
+        assert "mimi.agent.heartbeat_check" in sys.modules
         assert "Water the plants" in app.bus.inbound.get_nowait().content
     finally:
-        sys.modules["mimi.agent.heartbeat_beat"] = saved
+        sys.modules["mimi.agent.heartbeat_check"] = saved
         remove_tree(app.top)
 
 

@@ -1,5 +1,5 @@
 # The heartbeat: every so often the agent reads HEARTBEAT.md and tells the owner only what is due.
-# Only the waiting loop lives here; the check itself (heartbeat_beat) loads once HEARTBEAT.md exists.
+# Only the waiting loop lives here; the check itself (heartbeat_check) loads once HEARTBEAT.md exists.
 import asyncio
 
 from mimi.platform import const
@@ -18,7 +18,7 @@ class Heartbeat:
         self.silent = 0
         self.busy_since = None  # ticks_ms while a heartbeat turn waits for its answer
         self._wake = asyncio.Event()
-        app.config.subscribe(self._on_config)  # the heartbeat_trigger command is App's: it makes this first
+        app.config.subscribe(self._on_config)
 
     def _on_config(self, ns, key):
         if ns == "agent_config" and key == "heartbeat_s":
@@ -50,6 +50,12 @@ class Heartbeat:
         are none, -1 when the previous heartbeat is still being answered."""
         if self.busy_since is None and not files.exists(self.path):
             return 0  # no HEARTBEAT.md: nothing open, and the check's code stays unloaded
-        from mimi.agent.heartbeat_beat import beat
+        from mimi.agent.heartbeat_check import beat
 
         return await beat(self, on_reply)
+
+    async def trigger(self):
+        """The heartbeat_trigger command (app.py's line: app.heartbeat, made at that read): one check now."""
+        from mimi.agent.heartbeat_check import trigger
+
+        await trigger(self)

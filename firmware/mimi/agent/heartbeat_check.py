@@ -81,7 +81,7 @@ async def beat(heartbeat, on_reply=None):
 
 
 async def trigger(heartbeat):
-    """The heartbeat_trigger command: one heartbeat now, its outcome printed."""
+    """Heartbeat.trigger's work (the heartbeat_trigger command): one heartbeat now, its outcome printed."""
     outcome = []
     finished = asyncio.Event()
 
