@@ -102,13 +102,12 @@ def test_messages_to_another_board_come_back_to_the_chat_that_asked():
 
 
 def test_the_inbox_check_is_consumed_and_bad_or_retained_requests_are_not_asked():
-    from mimi.mqtt import messages
-
     app, ch = _channel()
     try:
-        ch._probe = ["123", False]
-        run(ch._on_message("mimi/kitchen/in", messages.encode({"probe": "123"}).encode(), False, (1, 1)))
-        assert ch._probe[1] is True
+        probe = ch.new_probe()
+        assert not ch.probe_back()
+        run(ch._on_message("mimi/kitchen/in", probe, False, (1, 1)))
+        assert ch.probe_back() is True
         run(ch._on_message("mimi/kitchen/in", b'{"text": "x"}', True, None))  # retained: would rerun each boot
         run(ch._on_message("mimi/kitchen/in", b"{oops", False, None))  # not JSON: an error on out
         assert app.bus.inbound.empty()

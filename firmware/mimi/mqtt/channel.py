@@ -41,7 +41,7 @@ class MQTT:
         self.watched = {}  # topic filter -> (topic, text, ticks_ms) of its newest message, or None
         self._wake = asyncio.Event()
         self._restart = False
-        self._probe = None  # [nonce, came back] of the test message sent to our own `in` after connecting
+        self._probe = None  # [the test message sent to our own `in` after connecting, came back]
         app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
         commands = app.console.commands
@@ -56,7 +56,7 @@ class MQTT:
                 self.error or "connecting")))
 
     # -- settings --
-    def _get(self, key):
+    def setting(self, key):
         return self.app.config.get(mqtt.NS, key)
 
     def device_id(self):
@@ -66,11 +66,11 @@ class MQTT:
         return mqtt.base(self.app.config)
 
     def role(self):
-        role = self._get("role")
+        role = self.setting("role")
         return role if role in roles.ROLES else roles.OBSERVER
 
     def port(self):
-        return self._get("port") or (8883 if self._get("tls") else 1883)
+        return self.setting("port") or (8883 if self.setting("tls") else 1883)
 
     def _on_config(self, ns, key):
         if ns != mqtt.NS:
@@ -119,9 +119,9 @@ class MQTT:
 
     async def _session(self, backoff):
         """One connection from connect to loss; the seconds to wait before the next try (0: at once)."""
-        host, port = self._get("host"), self.port()
+        host, port = self.setting("host"), self.port()
         context = None
-        if self._get("tls"):
+        if self.setting("tls"):
             from mimi.net import ntp, tls
 
             if not ntp.synced():
@@ -131,10 +131,10 @@ class MQTT:
             context = tls.context()
         base = self.base()
         will = (base + "/availability", b"offline", 1, True)
-        keepalive = self._get("keepalive")
+        keepalive = self.setting("keepalive")
         try:
             await self.client.connect(host, port, context, "mimi-" + self.device_id(), keepalive,
-                                      self._get("user"), self._get("password"), will)
+                                      self.setting("user"), self.setting("password"), will)
         except Exception as exc:
             self.error = reason(exc, host)
             refused = isinstance(exc, Refused) and exc.code in packets.AUTH_CODES
@@ -175,6 +175,14 @@ class MQTT:
     async def publish_state(self):
         await presence.publish_state(self)
 
+    def new_probe(self):
+        """A new test message for our own `in` (presence.check_inbox); probe_back() says when it came back."""
+        self._probe = [messages.encode({"probe": str(platform.ticks_ms())}).encode(), False]
+        return self._probe[0]
+
+    def probe_back(self):
+        return self._probe is not None and self._probe[1]
+
     # -- incoming --
     async def _on_message(self, topic, payload, retained, ack):
         """True when the message is acknowledged later: a request, once its answer is out."""
@@ -198,7 +206,7 @@ class MQTT:
     async def _request(self, payload, ack=None):
         """Queue a request for the agent; True when its acknowledgement waits for the answer (a reset
         before then makes the broker deliver it again)."""
-        if self._probe is not None and payload == messages.encode({"probe": self._probe[0]}).encode():
+        if self._probe is not None and payload == self._probe[0]:
             self._probe[1] = True
             return False
         try:

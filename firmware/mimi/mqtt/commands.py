@@ -14,6 +14,10 @@ def _say(text):
     platform.console_write(text + "\n")
 
 
+def _get(app, key):
+    return app.config.get(mqtt.NS, key)
+
+
 def _set(app, key, value):
     app.config.set(mqtt.NS, key, value)
 
@@ -33,7 +37,7 @@ async def cmd_set(app, host, port=None):
     _set(app, "host", host)
     channel = app.mqtt  # made and started at its first read (parts.py); else it wakes to the new settings
     held = app.health.held_back(channel)  # safe mode: it does not run on this boot
-    saved = "MQTT broker {}:{} saved{}".format(host, channel.port(), " (TLS)" if app.config.get(mqtt.NS, "tls") else "")
+    saved = "MQTT broker {}:{} saved{}".format(host, channel.port(), " (TLS)" if _get(app, "tls") else "")
     if held:
         _say("{}; MQTT starts after a normal boot: {}".format(saved, held))
     else:
@@ -55,7 +59,7 @@ async def cmd_auth(app, user, password=None):
 
 async def cmd_tls(app, word):
     _set(app, "tls", _switch(word, "mqtt_tls on|off"))
-    port = app.config.get(mqtt.NS, "port")
+    port = _get(app, "port")
     _say("MQTT over TLS {}{}".format(word, "" if port else " (port {})".format(8883 if word == "on" else 1883)))
 
 
@@ -67,21 +71,21 @@ async def cmd_status(app):
     ch = app.mqtt
     held = app.health.held_back(ch)
     if ch.client.connected:
-        shown = "connected to {}{}".format(ch.where, " (TLS)" if ch._get("tls") else "")
+        shown = "connected to {}{}".format(ch.where, " (TLS)" if _get(app, "tls") else "")
     elif not mqtt.configured(app.config):
         shown = "off (mqtt_set <host> [port])"
     elif held:
         shown = "not started on this boot: " + held
     else:
-        shown = "connecting to {}:{}{}".format(ch._get("host"), ch.port(),
+        shown = "connecting to {}:{}{}".format(_get(app, "host"), ch.port(),
                                                "; last problem: " + ch.error if ch.error else "")
     _say("MQTT: " + shown)
-    user = ch._get("user")
-    _say("  user: {}, password {}".format(user or "(none)", mask(ch._get("password"), True) if user else "(none)"))
+    user = _get(app, "user")
+    _say("  user: {}, password {}".format(user or "(none)", mask(_get(app, "password"), True) if user else "(none)"))
     _say("  topics: {}/in (messages to me), /out (answers), /state, /availability".format(ch.base()))
     _say("  MQTT messages act as: {}; Home Assistant discovery: {}".format(
-        ch.role(), "on" if ch._get("discovery") else "off"))
-    _say("  mqtt_publish may write to: {}".format(ch._get("publish_allow") or "nothing (mqtt_allow)"))
+        ch.role(), "on" if _get(app, "discovery") else "off"))
+    _say("  mqtt_publish may write to: {}".format(_get(app, "publish_allow") or "nothing (mqtt_allow)"))
     _say("  {} received, {} answered, {} waiting for the broker's ack, {} watched topics".format(
         ch.received, ch.answered, len(ch.client.pending), len(ch.watched)))
 
@@ -101,8 +105,7 @@ async def cmd_off(app):
 
 async def cmd_role(app, role=None):
     if role is None:
-        _say("MQTT messages act as {} (mqtt_role observer|operator|owner)".format(
-            app.config.get(mqtt.NS, "role")))
+        _say("MQTT messages act as {} (mqtt_role observer|operator|owner)".format(_get(app, "role")))
         return
     if role not in roles.ROLES:
         raise ValueError("role must be one of {}".format(", ".join(roles.ROLES)))
@@ -122,7 +125,7 @@ async def cmd_discovery(app, word):
 
 
 def _allowed(app):
-    return [t for t in app.config.get(mqtt.NS, "publish_allow").split(",") if t]
+    return [t for t in _get(app, "publish_allow").split(",") if t]
 
 
 async def cmd_allow(app, topic=None):

@@ -29,16 +29,15 @@ async def online(ch):
 
 
 def _user(ch):
-    return ch._get("user") or "(anonymous)"
+    return ch.setting("user") or "(anonymous)"
 
 
 async def check_inbox(ch, base):
     # MQTT 3.1.1 brokers (Mosquitto among them) grant any subscription and drop what the ACL refuses
     # without a word: a test message to our own `in` shows whether messages to this board can arrive.
-    ch._probe = ["{}".format(platform.ticks_ms()), False]
-    await ch.client.publish(base + "/in", messages.encode({"probe": ch._probe[0]}), 1)
+    await ch.client.publish(base + "/in", ch.new_probe(), 1)
     for _ in range(PROBE_WAIT_S * 10):
-        if ch._probe[1] or not ch.client.connected:
+        if ch.probe_back() or not ch.client.connected:
             return
         await asyncio.sleep(0.1)
     print("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
@@ -47,8 +46,8 @@ async def check_inbox(ch, base):
 
 async def announce(ch, device_id=None, remove=False):
     """Home Assistant discovery: the configs (retained), or empty retained messages that remove them."""
-    prefix, device_id, base = ch._get("ha_prefix"), device_id or ch.device_id(), ch.base()
-    if ch._get("discovery") and not remove:
+    prefix, device_id, base = ch.setting("ha_prefix"), device_id or ch.device_id(), ch.base()
+    if ch.setting("discovery") and not remove:
         for topic, config in discovery.configs(prefix, device_id, base):
             await ch.client.publish(topic, messages.encode(config), 1, True)
     else:
