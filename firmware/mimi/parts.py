@@ -21,8 +21,7 @@ def made(app, name):
         from mimi.mqtt import tool
         from mimi.mqtt.channel import MQTT as make
 
-        tool.setup(app)
-        app.registry.add(tool)  # mqtt_publish comes with the channel
+        app.registry.add(tool.MqttPublish(app))  # mqtt_publish comes with the channel
     else:
         raise AttributeError(name)
     part = make(app)

@@ -27,7 +27,7 @@ def _registered(top):
     load_builtins(tools)
     from mimi.mqtt import tool as mqtt_tool
 
-    tools.add(mqtt_tool)  # as mqtt.start adds it once a broker is set
+    tools.add(mqtt_tool.MqttPublish(None))  # as parts.py adds it with the channel, once a broker is set
     folder = top + "/tools"
     os.mkdir(folder)
     for name, text in _OWN_TOOLS.items():

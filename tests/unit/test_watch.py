@@ -11,7 +11,6 @@ from mimi.bus.message import Message
 from mimi.tools import turn as turns
 from mimi.tools.loading import load_builtins
 from mimi.tools.registry import Registry
-from mimi.watch import watchers as watch_service
 from mimi.watch import setup as watch_setup
 from mimi.watch import sources
 from mimi.watch.service import FAILS_BEFORE_NOTICE, WATCH_OK, is_watch_ok
@@ -45,7 +44,7 @@ def _app(sensors=None):
     watch_setup(app)
     load_builtins(app.registry, ["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])
     app.config.set("tool_config", "gpio_allow", "4,5")
-    watch_service(app)  # the service these tests drive (made at the first watcher otherwise)
+    app.watchers  # the service these tests drive (made at the first watcher otherwise)
     return app
 
 

@@ -9,11 +9,10 @@ class _WatchTool(Tool):
     tier = "owner"
 
     def _service(self):
-        from mimi import watch
-
-        if not hasattr(self.app, "watchers"):  # an app without the watch layer
+        watchers = getattr(self.app, "watchers", None)  # made at its first read (parts.py)
+        if watchers is None:  # an app without the watch layer
             raise ToolError("watchers are not running on this device")
-        return watch.watchers(self.app)
+        return watchers
 
 
 def _shown(watcher):

@@ -16,7 +16,3 @@ def setup(app):
         return app.watchers  # made at this first read (parts.py), started with the other services
     return None
 
-
-def watchers(app):
-    """app.watchers (made at its first read, parts.py): what the watch tools call."""
-    return app.watchers
