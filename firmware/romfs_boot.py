@@ -87,31 +87,31 @@ def file_sha256(path):
     return _hex(digest)
 
 
-def flash_sha256(seg, length):
-    """SHA-256 of the partition's first length bytes, read back block by block."""
+def _blocks(seg, length):
+    """The partition's first length bytes, a flash block at a time (one buffer, reused)."""
     bs = seg.ioctl(5, 0) or _BLOCK_DEFAULT
     buf = bytearray(bs)
-    digest = hashlib.sha256()
     done = 0
     while done < length:
         seg.readblocks(done // bs, buf)
         n = min(bs, length - done)
-        digest.update(memoryview(buf)[:n])
+        yield memoryview(buf)[:n]
         done += n
+
+
+def flash_sha256(seg, length):
+    """SHA-256 of the partition's first length bytes, read back block by block."""
+    digest = hashlib.sha256()
+    for block in _blocks(seg, length):
+        digest.update(block)
     return _hex(digest)
 
 
 def save(seg, length, path):
     """The partition's image into a file (the copy kept while a new one is written)."""
-    bs = seg.ioctl(5, 0) or _BLOCK_DEFAULT
-    buf = bytearray(bs)
     with open(path + ".part", "wb") as f:
-        done = 0
-        while done < length:
-            seg.readblocks(done // bs, buf)
-            n = min(bs, length - done)
-            f.write(memoryview(buf)[:n])
-            done += n
+        for block in _blocks(seg, length):
+            f.write(block)
     os.rename(path + ".part", path)
 
 

@@ -1,5 +1,5 @@
 # Test doubles for the OTA tests: an HTTP response streaming a body, optionally cut mid-way.
-from mimi.net.http import HTTPError
+from mimi.net.http import HTTPError, Response
 
 
 class FakeResponse:
@@ -22,6 +22,8 @@ class FakeResponse:
             end = min(end, self.cut_after)
         data, self.pos = self.body[self.pos : end], end
         return data
+
+    save = Response.save  # the real body-to-file copy, over this fake's read_some
 
     async def read(self, limit):
         data = self.body[self.pos :]

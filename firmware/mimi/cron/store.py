@@ -3,7 +3,6 @@ import json
 
 from mimi.platform import const
 from mimi.storage import files
-from mimi import jsontext
 from mimi.cron import FILE_MAX, FILE_NAME  # the boot part (cron/__init__.py) reads it too
 
 JOBS_MAX = const(16)
@@ -49,15 +48,11 @@ class Store:
 
     def load(self):
         """Read cron.json; a missing file is no jobs, a broken one is reported and kept aside."""
-        files.remove_stale_tmp(self.path)
         self.jobs, self.next_id = [], 1
-        text = files.read_text(self.path, FILE_MAX + 1)
-        if text is None:
-            return
         try:
-            if len(text) > FILE_MAX:
-                raise ValueError("larger than {} bytes".format(FILE_MAX))
-            data = jsontext.loads(text)
+            data = files.read_json(self.path, FILE_MAX)
+            if data is None:
+                return
             jobs = [job for job in data.get("jobs", ()) if _valid_job(job)]
             self.next_id = max(int(data.get("next_id", 1)), 1)
         except (ValueError, TypeError, AttributeError) as exc:

@@ -18,9 +18,6 @@ class MqttPublish(Tool):
     """Made with the channel (parts.py) and added to the registry then."""
 
     name = "mqtt_publish"
-    # like gpio_write: operators and the owner (observers are refused); it changes things in the home, so it
-    # is reported (or confirmed, blocked) per tool_policy
-    tier, acting, level = "operator", True, "report"
     description = (
         "Publish a message to an MQTT topic the owner allowed (e.g. a Home Assistant or Zigbee2MQTT command "
         "topic such as zigbee2mqtt/lamp/set with payload {\"state\": \"ON\"}). Only exact topics matching the "
@@ -35,6 +32,9 @@ class MqttPublish(Tool):
         },
         "required": ["topic", "payload"],
     }
+    # like gpio_write: operators and the owner (observers are refused); it changes things in the home, so it
+    # is reported (or confirmed, blocked) per tool_policy
+    tier, acting, level = "operator", True, "report"
 
     async def run(self, input):
         app = self.app

@@ -149,6 +149,22 @@ class Response:
             return data
         return await self._body_bytes(limit)
 
+    async def save(self, path, max_bytes, piece, digest=None):
+        """The body written to the file at path, `piece` bytes at a time (each fed to digest too): its size,
+        or None once it passes max_bytes (the file then holds only a part; the caller says why)."""
+        total = 0
+        with open(path, "wb") as f:
+            while True:
+                data = await self.read_some(piece)
+                if not data:
+                    return total
+                total += len(data)
+                if total > max_bytes:
+                    return None
+                if digest is not None:
+                    digest.update(data)
+                f.write(data)
+
     async def _body_bytes(self, limit):
         if self._body_done:
             return b""

@@ -168,17 +168,9 @@ class BundleUpdate:
             if resp.status != 200:
                 raise UpdateError("{}: HTTP {}".format(path, resp.status))
             digest = hashlib.sha256()
-            total = 0
-            with open(dest, "wb") as f:
-                while True:
-                    data = await resp.read_some(_CHUNK)
-                    if not data:
-                        break
-                    total += len(data)
-                    if total > size:
-                        raise UpdateError("{}: larger than the manifest's {} bytes".format(path, size))
-                    digest.update(data)
-                    f.write(data)
+            total = await resp.save(dest, size, _CHUNK, digest)
+            if total is None:
+                raise UpdateError("{}: larger than the manifest's {} bytes".format(path, size))
         finally:
             await resp.aclose()
         got = binascii.hexlify(digest.digest()).decode()

@@ -1,7 +1,6 @@
 # Tokens used per model today and this month, kept in a small JSON file (costs: usage_report.py).
 import json
 
-from mimi import jsontext
 from mimi import platform
 from mimi.platform import const
 from mimi.storage import files
@@ -82,14 +81,10 @@ class UsageStore:
 
     def load(self):
         """Read the file; returns None, or a warning when it was unreadable and counting starts afresh."""
-        files.remove_stale_tmp(self.path)
-        text = files.read_text(self.path, FILE_MAX + 1)
-        if text is None:
-            return None
         try:
-            if len(text) > FILE_MAX:
-                raise ValueError("too long")
-            state = jsontext.loads(text)
+            state = files.read_json(self.path, FILE_MAX)
+            if state is None:
+                return None
             day = state["day"]
             if day is not None:
                 check_date(day)

@@ -125,6 +125,20 @@ def decode(data):
     return utf8.valid_text(data)
 
 
+def read_json(path, max_bytes):
+    """The JSON value a store keeps in path (a write cut short before, its .tmp, removed first); None when
+    there is no file; ValueError when it is larger than max_bytes or not JSON (the store says so)."""
+    from mimi import jsontext
+
+    remove_stale_tmp(path)
+    text = read_text(path, max_bytes + 1)
+    if text is None:
+        return None
+    if len(text) > max_bytes:
+        raise ValueError("larger than {} bytes".format(max_bytes))
+    return jsontext.loads(text)
+
+
 def read_text(path, max_bytes):
     """At most max_bytes of a file as str, cut at a character boundary; None when missing."""
     try:

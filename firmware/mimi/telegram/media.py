@@ -115,16 +115,9 @@ async def _fetch(url, path, max_bytes, what, expected=None):
             raise Refused("Telegram no longer has your {} (404). Please send it again.".format(what))
         if response.status != 200:
             raise http.HTTPError("HTTP {}".format(response.status))
-        total = 0
-        with open(path, "wb") as f:
-            while True:
-                data = await response.read_some(_PIECE)
-                if not data:
-                    break
-                total += len(data)
-                if total > max_bytes:
-                    raise Refused("Your {} is over my limit of {}.".format(what, attachments.size_text(max_bytes)))
-                f.write(data)
+        total = await response.save(path, max_bytes, _PIECE)
+        if total is None:
+            raise Refused("Your {} is over my limit of {}.".format(what, attachments.size_text(max_bytes)))
         if isinstance(expected, int) and total != expected:  # a body cut short without a Content-Length
             raise http.HTTPError("the file ended after {} of {} bytes".format(total, expected))
         return total

@@ -2,7 +2,6 @@
 import asyncio
 import json
 
-from mimi import jsontext
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.telegram import OUTBOX_FILE
@@ -38,12 +37,10 @@ class Outbox:
         self._load()
 
     def _load(self):
-        files.remove_stale_tmp(self.path)
-        text = files.read_text(self.path, FILE_MAX + 1)
-        if text is None:
-            return
         try:
-            replies = jsontext.loads(text)
+            replies = files.read_json(self.path, FILE_MAX)
+            if replies is None:
+                return
             self.replies = [r for r in replies if isinstance(r, dict) and "chat" in r and r.get("parts")]
         except (ValueError, TypeError) as exc:
             print("Telegram: {} is unreadable ({}); no replies are waiting".format(self.path, exc))

@@ -78,9 +78,9 @@ class CronAdd(_CronTool):
 
 class CronList(_CronTool):
     name = "cron_list"
-    tier, acting, level = "observer", False, "autonomous"
     description = "List your scheduled cron jobs: id, schedule, next run (UTC) and where each answers."
     schema = {"type": "object", "properties": {}, "required": []}
+    tier, acting, level = "observer", False, "autonomous"
 
     def run(self, input):
         jobs = [_shown(job) for job in self._cron().jobs()]
@@ -89,13 +89,13 @@ class CronList(_CronTool):
 
 class CronRemove(_CronTool):
     name = "cron_remove"
-    tier, acting, level = "operator", True, "autonomous"
     description = "Delete a scheduled cron job by its id (see cron_list)."
     schema = {
         "type": "object",
         "properties": {"id": {"type": "integer", "description": "the job id from cron_list"}},
         "required": ["id"],
     }
+    tier, acting, level = "operator", True, "autonomous"
 
     def run(self, input):
         try:

@@ -72,7 +72,6 @@ def _skip_continuation(data):
 
 class ReadFile(_FileTool):
     name = "read_file"
-    tier, acting, level = "observer", False, "autonomous"
     description = (
         "Read a text file from your flash, e.g. memory/MEMORY.md, config/USER.md or skills/<name>.md. "
         "Returns at most {} bytes per call; for longer files a note at the end gives the offset "
@@ -88,6 +87,7 @@ class ReadFile(_FileTool):
         },
         "required": ["path"],
     }
+    tier, acting, level = "observer", False, "autonomous"
 
     def run(self, input, turn):
         place = self._place(turn, input["path"])
@@ -117,7 +117,6 @@ class ReadFile(_FileTool):
 
 class WriteFile(_FileTool):
     name = "write_file"
-    tier, acting, level = "owner", True, "report"
     description = (
         "Create or replace a whole text file on your flash (at most {} bytes). Use files/ for your own "
         "notes and data, skills/<name>.md for skills; folders are created as needed. Prefer edit_file "
@@ -131,6 +130,7 @@ class WriteFile(_FileTool):
         },
         "required": ["path", "content"],
     }
+    tier, acting, level = "owner", True, "report"
 
     def run(self, input, turn):
         place = self._place(turn, input["path"], write=True)
@@ -142,7 +142,6 @@ class WriteFile(_FileTool):
 
 class EditFile(_FileTool):
     name = "edit_file"
-    tier, acting, level = "owner", True, "report"
     description = (
         "Change part of a text file: replaces old_string with new_string. old_string must match the "
         "file exactly (spaces and line breaks included) and occur exactly once; read_file first."
@@ -156,6 +155,7 @@ class EditFile(_FileTool):
         },
         "required": ["path", "old_string", "new_string"],
     }
+    tier, acting, level = "owner", True, "report"
 
     def run(self, input, turn):
         place = self._place(turn, input["path"], write=True)
@@ -195,7 +195,6 @@ def _entry_line(full, name):
 
 class ListDir(_FileTool):
     name = "list_dir"
-    tier, acting, level = "observer", False, "autonomous"
     description = (
         "List a folder on your flash: names with sizes, folders end with /. Without a path it lists the "
         "data folder: {}.".format(sandbox.allowed_text())
@@ -208,6 +207,7 @@ class ListDir(_FileTool):
         },
         "required": [],
     }
+    tier, acting, level = "observer", False, "autonomous"
 
     def run(self, input, turn):
         place = self._place(turn, input.get("path", ""))

@@ -112,7 +112,6 @@ _PIN_SCHEMA = {"type": "integer", "description": "GPIO number, e.g. 4 for GPIO4"
 
 class GpioRead(Tool):
     name = "gpio_read"
-    tier, acting, level = "operator", False, "autonomous"
     description = (
         "Read the level (0 or 1) of a GPIO pin the owner allowed. A pin you set with gpio_write "
         "reports its output level; any other pin is switched to input first (optional pull-up/down)."
@@ -126,6 +125,7 @@ class GpioRead(Tool):
         },
         "required": ["pin"],
     }
+    tier, acting, level = "operator", False, "autonomous"
 
     def run(self, input):
         pin = _allowed_pin(self.app.config, input)
@@ -141,7 +141,6 @@ class GpioRead(Tool):
 
 class GpioWrite(Tool):
     name = "gpio_write"
-    tier, acting, level = "operator", True, "report"
     description = (
         "Set a GPIO pin the owner allowed to output 0 (low) or 1 (high), e.g. to switch a relay or LED."
     )
@@ -153,6 +152,7 @@ class GpioWrite(Tool):
         },
         "required": ["pin", "value"],
     }
+    tier, acting, level = "operator", True, "report"
 
     def run(self, input):
         pin = _allowed_pin(self.app.config, input)

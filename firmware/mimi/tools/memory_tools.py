@@ -24,7 +24,6 @@ async def consolidate_command(app, chat=None):
 
 class Remember(Tool):
     name = "remember"
-    tier, acting, level = "owner", True, "autonomous"  # memory is in every later prompt; the reply says it
     description = (
         "Save one lasting fact about your owner or their wishes to long-term memory (MEMORY.md, "
         "which you see in every conversation). One short line; never store passwords or keys."
@@ -34,6 +33,7 @@ class Remember(Tool):
         "properties": {"text": {"type": "string", "description": "the fact, one short line"}},
         "required": ["text"],
     }
+    tier, acting, level = "owner", True, "autonomous"  # memory is in every later prompt; the reply says it
 
     def run(self, input):
         try:
@@ -61,7 +61,6 @@ def _search(memory, query):
 
 class Recall(Tool):
     name = "recall"
-    tier, acting, level = "observer", False, "autonomous"
     description = (
         "Search long-term memory (MEMORY.md) and the daily notes for lines containing a word or "
         "phrase (any case). Returns matching lines with their source, newest notes first."
@@ -71,6 +70,7 @@ class Recall(Tool):
         "properties": {"query": {"type": "string", "description": "a keyword or short phrase"}},
         "required": ["query"],
     }
+    tier, acting, level = "observer", False, "autonomous"
 
     def run(self, input):
         query = input["query"].strip()
@@ -84,7 +84,6 @@ class Recall(Tool):
 
 class NoteToday(Tool):
     name = "note_today"
-    tier, acting, level = "owner", True, "autonomous"
     description = (
         "Add a note to today's daily note (memory/daily/YYYY-MM-DD.md, UTC date): events, tasks, "
         "things said today. Recent daily notes are shown to you in later conversations."
@@ -94,6 +93,7 @@ class NoteToday(Tool):
         "properties": {"text": {"type": "string", "description": "the note (a line or a few)"}},
         "required": ["text"],
     }
+    tier, acting, level = "owner", True, "autonomous"
 
     def run(self, input):
         date = platform.utc_date()

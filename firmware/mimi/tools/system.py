@@ -39,12 +39,12 @@ def _wifi(app):
 
 class SystemInfo(Tool):
     name = "system_info"
-    tier, acting, level = "observer", False, "autonomous"
     description = (
         "Report the board's state: firmware version, uptime, free heap, flash space, WiFi signal "
         "(RSSI in dBm), the Claude model in use and how many conversation turns were served."
     )
     schema = {"type": "object", "properties": {}, "required": []}
+    tier, acting, level = "observer", False, "autonomous"
 
     def run(self, input):
         app = self.app

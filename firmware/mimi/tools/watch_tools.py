@@ -64,9 +64,9 @@ class WatchAdd(_WatchTool):
 
 class WatchList(_WatchTool):
     name = "watch_list"
-    acting, level = False, "autonomous"
     description = "List the watchers: source, interval, instruction, where each reports, and its last verdict."
     schema = {"type": "object", "properties": {}, "required": []}
+    acting, level = False, "autonomous"
 
     def run(self, input):
         watchers = [_shown(w) for w in self._service().watchers()]
@@ -75,13 +75,13 @@ class WatchList(_WatchTool):
 
 class WatchPause(_WatchTool):
     name = "watch_pause"
-    acting, level = True, "report"
     description = "Pause a watcher (it is kept, no readings), or resume it with resume=true."
     schema = {
         "type": "object",
         "properties": {"name": _NAME, "resume": {"type": "boolean", "description": "true to resume"}},
         "required": ["name"],
     }
+    acting, level = True, "report"
 
     def run(self, input):
         resume = input.get("resume", False)
@@ -94,9 +94,9 @@ class WatchPause(_WatchTool):
 
 class WatchRemove(_WatchTool):
     name = "watch_remove"
-    acting, level = True, "report"
     description = "Delete a watcher by name."
     schema = {"type": "object", "properties": {"name": _NAME}, "required": ["name"]}
+    acting, level = True, "report"
 
     def run(self, input):
         try:

@@ -28,8 +28,8 @@ class _WebTool(Tool):
     (html_text, fetch, search, weather, http_text) that a board whose owner never asks for the web
     never spends (BENCHMARKS.md, the heap diet)."""
 
-    tier, acting, level = "operator", False, "autonomous"
     code = None  # the module with run(input, config)
+    tier, acting, level = "operator", False, "autonomous"
 
     async def run(self, input):
         code = __import__("mimi.tools." + self.code, None, None, ["run"])

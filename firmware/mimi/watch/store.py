@@ -4,7 +4,6 @@ import os
 
 from mimi.platform import const
 from mimi.storage import files
-from mimi import jsontext
 from mimi.watch import FILE_NAME  # the one name of the file; watch.setup looks for it at boot
 
 BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
@@ -68,15 +67,12 @@ class Store:
 
     def load(self):
         """Read watchers.json; a missing file is no watchers, a broken one is reported and kept aside."""
-        files.remove_stale_tmp(self.path)
         self.watchers = []
-        text = files.read_text(self.path, FILE_MAX + 1)
-        if text is None:
-            return
         try:
-            if len(text) > FILE_MAX:
-                raise ValueError("larger than {} bytes".format(FILE_MAX))
-            found = jsontext.loads(text).get("watchers")
+            data = files.read_json(self.path, FILE_MAX)
+            if data is None:
+                return
+            found = data.get("watchers")
             if not isinstance(found, list):
                 raise ValueError("no watcher list")
         except (ValueError, TypeError, AttributeError) as exc:
