@@ -91,6 +91,7 @@ CASES = (
      '<a href="https://en.wikipedia.org/wiki/Rust_(language)">wiki</a>'),
     ('[q](http://x.y/"quoted")', '<a href="http://x.y/&quot;quoted&quot;">q</a>'),
     ("[me](tg://user?id=42)", '<a href="tg://user?id=42">me</a>'),
+    ("[ ](https://x.y/a_b)", "[ ](https://x.y/a_b)"),  # a link that shows nothing stays text
     ("[bad](javascript:alert(1))", "[bad](javascript:alert(1))"),
     ("[spaced](http://a b)", "[spaced](http://a b)"),
     ("[**bold link**](https://x.y)", '<a href="https://x.y"><b>bold link</b></a>'),

@@ -184,8 +184,8 @@ class _Inline:
         url, self.url = "".join(self.url), None
         self._flush()
         k = self._find("[")
-        if k < 0 or not _safe_url(url) or self.stack[k][1] == len(self.out) - 1:
-            self._literal_text("](" + url + ")")
+        if k < 0 or not _safe_url(url) or not _shows_text(self.out[self.stack[k][1] + 1:]):
+            self._literal_text("](" + url + ")")  # Telegram refuses a link that shows nothing: "[ ](url)"
             return
         index = self.stack[k][1]
         for j in range(index + 1, len(self.out)):
@@ -195,6 +195,14 @@ class _Inline:
         self._wrap(k, '<a href="' + href + '">', "</a>")
         self.stack = [entry for entry in self.stack if entry[0] != "["]  # no link inside a link
         self.prev = ")"
+
+
+def _shows_text(pieces):
+    """Do the pieces (escaped text and tags) show anything but white space?"""
+    for piece in pieces:
+        if piece and not piece.startswith("<") and piece.strip():
+            return True
+    return False
 
 
 def _code_spans(line):
