@@ -84,6 +84,8 @@ _TABLE = (
     b"Watcher evaluations allowed per minute, all watchers"
     b"\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000\t"
     b"Watcher actions (tool calls and notices) allowed per hour, all watchers"
+    b"\nsafety_config\trule_fires_hour\tint\t60\t0\t1\t3600\t"
+    b"Times one local rule may fire per hour; past it the rule is paused and the owner told"
     b"\nmqtt_config\thost\ttext\t\t0\t\t\tMQTT broker host name or IP; empty: MQTT off (mqtt_set)"
     b"\nmqtt_config\tport\tint\t0\t0\t0\t65535\tMQTT broker port; 0: 1883, or 8883 with TLS"
     b"\nmqtt_config\tuser\ttext\t\t0\t\t\tMQTT user name (mqtt_auth)"
@@ -123,6 +125,26 @@ class _Settings:
 
 
 SETTINGS = _Settings()
+_FLAGS_FIELD = const(4)  # namespace, key, kind, default, then the flags (one digit)
+
+
+def secret_names():
+    """(namespace, key) of every secret setting, in table order: each row's flags digit read in place, only
+    the secret rows' names decoded (the audit asks at every tool call: no row parsed whole)."""
+    found = []
+    start = 1
+    end = _TABLE.find(b"\n", start)
+    while end > 0:
+        at = start
+        for _ in range(_FLAGS_FIELD):
+            at = _TABLE.find(b"\t", at) + 1
+        if (_TABLE[at] - 48) & SECRET:  # b"0"[0] is 48
+            key_at = _TABLE.find(b"\t", start) + 1
+            found.append((str(_TABLE[start:key_at - 1], "utf-8"), str(_TABLE[key_at:_TABLE.find(b"\t", key_at)],
+                                                                       "utf-8")))
+        start = end + 1
+        end = _TABLE.find(b"\n", start)
+    return found
 
 
 def mask(value, password=False):

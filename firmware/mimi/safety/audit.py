@@ -119,11 +119,10 @@ class Audit:
 def configured_secrets(config):
     """The values of every secret setting that is set."""
     values = []
-    for setting in config_module.SETTINGS:
-        if setting[4] & config_module.SECRET:
-            value = config.get(setting[0], setting[1])
-            if value:
-                values.append(str(value))
+    for ns, key in config_module.secret_names():
+        value = config.get(ns, key)
+        if value:
+            values.append(str(value))
     return values
 
 
