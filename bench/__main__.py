@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from bench import conversation, gateway, heap, machine, mqtt, photo, storage, telegram
+from bench import conversation, gateway, heap, machine, mqtt, photo, rules, storage, telegram
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -22,6 +22,7 @@ GROUPS = (
     (("history_load",), lambda fake, log: (storage.history_load(log),)),
     (("sse_parsing",), lambda fake, log: (storage.sse_parsing(log),)),
     (("mqtt_in_to_out",), mqtt.measure),
+    (("local_rules",), lambda fake, log: (rules.measure(fake, log),)),
 )
 
 

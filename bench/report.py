@@ -14,6 +14,7 @@ GOALS = {
     "prompt_cache": "100%",
     "mqtt_in_to_out": "report (a real Mosquitto on loopback, instant fake brain)",
     "photo_turn_heap": "a 200 KB photo turn's peak heap within 16 KB of a text turn's (issue 14)",
+    "local_rules": "edge to action p99 <= 20 ms on MicroPython; 0 tokens a day for a rule (issue 21)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -81,6 +82,11 @@ def verdicts(figures):
           "median {} ms".format(boot.get("median")))
     cache = _get(figures, "prompt_cache", "mpy")
     judge("prompt_cache", cache.get("share") == 1.0, "share {}".format(cache.get("share")))
+    rule = _get(figures, "local_rules", "mpy").get("edge_to_action_ms", {})
+    judge("local_rules", rule.get("p99") is not None and rule["p99"] <= 20
+          and _get(figures, "local_rules", "mpy").get("rule_tokens_per_day") == 0,
+          "p99 {} ms; rule tokens a day {}".format(rule.get("p99"),
+                                                 _get(figures, "local_rules", "mpy").get("rule_tokens_per_day")))
     return out
 
 
@@ -132,6 +138,12 @@ def _rows(name, figure):
         elif name == "photo_turn_heap":
             value = "photo turn +{} KB above the text turn (text turn peak {} KB)".format(
                 _spread(f["photo_above_text_kb"]), f["text_peak_kb"]["median"])
+        elif name == "local_rules":
+            value = ("edge to action p50 {} ms, p99 {} ms; an edge allocates {} B; 16 rules {} KB ({} B each); "
+                     "tokens a day for one standing order: model {}, rule {}".format(
+                         f["edge_to_action_ms"]["median"], f["edge_to_action_ms"]["p99"],
+                         f["edge_alloc_bytes"]["median"], f["sixteen_rules_kb"], f["per_rule_bytes"],
+                         f["model_tokens_per_day"], f["rule_tokens_per_day"]))
         elif name == "prompt_cache":
             value = "{}/{} identical".format(f["identical"], f["compared"])
             if f.get("share") is not None:

@@ -75,6 +75,7 @@ class App:
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.
         self.services, self.services_started = [], False
+        self.running, self.core_started = [], False  # services whose task runs; True once main() runs
         # Parts a board may never use are made at their first read (the header, parts.py): the heap diet.
         self.health = Health(self)  # watchdog and safe mode
         ota.setup(self)  # the ota commands; app.updates (their code) at the first one typed
@@ -132,9 +133,15 @@ class App:
             gaps.append("WiFi (wifi_set <ssid> <password>)")
         return gaps
 
+    def start(self, service):
+        """Run a service's task once (kept in self.tasks)."""
+        if service not in self.running:
+            self.running.append(service)
+            self.tasks.append(asyncio.create_task(service.run()))
+
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only
-            self.tasks.append(asyncio.create_task(service.run()))
+            self.start(service)
         self.services_started = True  # a service made later (the first watcher) starts at once (start_late)
         await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
         print("ready: network up, agent listening")
@@ -148,6 +155,9 @@ class App:
         print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
         self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
         self.tasks.extend(self.health.start_core())  # agent (safe mode: a stand-in) and dispatcher, watched
+        self.core_started = True
+        for service in self.health.startable([s for s in self.services if getattr(s, "offline", False)]):
+            self.start(service)  # what acts without the network (local rules) starts now, not with it
         gaps = self.missing()
         if gaps:
             print("setup needed: " + "; ".join(gaps))

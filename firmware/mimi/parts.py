@@ -1,6 +1,5 @@
 # The app's optional parts (cron, watchers, heartbeat, MQTT) made at their first read, and network services
 # started late: App.__getattr__'s and App.start_late's code, loaded when needed and let go at once.
-import asyncio
 
 from mimi import mqtt, platform
 
@@ -37,7 +36,7 @@ def start_late(app, service):
     held = app.health.held_back(service)
     if service not in app.services:
         app.services.append(service)
-        if held is None and app.services_started:
-            app.tasks.append(asyncio.create_task(service.run()))
+        if held is None and (app.services_started or getattr(service, "offline", False) and app.core_started):
+            app.start(service)  # an offline service (local rules) needs no network
     platform.unload(__name__)  # a part is made a few times a boot at most: its code is not kept
     return held

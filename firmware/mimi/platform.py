@@ -84,6 +84,37 @@ def unload(name):
         delattr(package, child)
 
 
+def thread_safe_flag():
+    """An asyncio flag an interrupt handler may set: MicroPython's ThreadSafeFlag; on CPython (the laptop) an
+    Event set through the loop, from its own thread or another, cleared by the one waiter's wait()."""
+    import asyncio
+
+    made = getattr(asyncio, "ThreadSafeFlag", None)
+    if made is not None:
+        return made()
+
+    class LoopFlag:  # made here: the chip never needs the class
+        def __init__(self):
+            self.event, self.loop = asyncio.Event(), None
+
+        def set(self):
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if self.loop is None or running is self.loop:
+                self.event.set()
+            else:
+                self.loop.call_soon_threadsafe(self.event.set)
+
+        async def wait(self):
+            self.loop = asyncio.get_running_loop()
+            await self.event.wait()
+            self.event.clear()
+
+    return LoopFlag()
+
+
 def reset():
     """Reboot the chip (on the laptop: restart the firmware process's main)."""
     machine.reset()

@@ -4,6 +4,8 @@
 # use_sensors(<file>), readings come from that JSON file, read again at every reading so a test
 # can change it while the firmware runs: {"adc": {"4": <millivolts>}, "gpio": {"5": 0 or 1},
 # "temperature": <degrees C>} (esp32.mcu_temperature). Pins the file does not name behave as before.
+# A pin with an irq() handler is watched: when the file changes that pin's level (looked at every 10 ms),
+# the handler runs as on the chip, for the edges it asked for; what an output pin was set to reads back.
 import json
 import os
 import time
@@ -26,8 +28,11 @@ _sensors = [os.getenv(SENSORS_ENV) or None]  # the scripted readings file, or No
 
 
 def use_sensors(path):
-    """Host only: take scripted readings from this JSON file (None: no scripted readings)."""
+    """Host only: take scripted readings from this JSON file (None: no scripted readings); what edge() forced
+    and the outputs' writes are forgotten."""
     _sensors[0] = path
+    _forced.clear()
+    _written.clear()
 
 
 def scripted(kind, key=None):
@@ -89,6 +94,20 @@ def _ticks_ms():
     return time.monotonic_ns() // 1000000
 
 
+def _ticks_us():
+    ticks = getattr(time, "ticks_us", None)
+    if ticks:
+        return ticks()
+    return time.monotonic_ns() // 1000
+
+
+IRQ_POLL_MS = 10  # how often the scripted sensors file is looked at for the edges of pins with a handler
+_irqs = {}  # pin number -> [Pin, handler, trigger bits, last level]
+_watching = [None]  # the task looking at the file
+_written = {}  # pin number -> (level, ticks_us) an output was last set to: what a test or bench reads back
+_forced = {}  # pin number -> level set by edge() (the bench's pin), before the sensors file
+
+
 class Pin:
     """A GPIO whose level lives in memory: what is written is read back."""
 
@@ -97,27 +116,77 @@ class Pin:
     OPEN_DRAIN = 7
     PULL_UP = 2
     PULL_DOWN = 1
+    IRQ_RISING = 1  # the ESP32 port's values
+    IRQ_FALLING = 2
 
     def __init__(self, id, mode=-1, pull=-1, value=None):
         self.id = id
         self.mode = mode
         self.pull = pull
         self._value = 0 if value is None else int(bool(value))
+        if value is not None and mode == Pin.OUT:
+            _written[id] = (self._value, _ticks_us())
 
     def value(self, x=None):
         if x is None:
-            level = scripted("gpio", self.id) if self.mode != Pin.OUT else None
+            level = None if self.mode == Pin.OUT else _forced.get(self.id, scripted("gpio", self.id))
             return self._value if level is None else int(bool(level))
         self._value = int(bool(x))
+        _written[self.id] = (self._value, _ticks_us())
 
     def __call__(self, x=None):
         return self.value(x)
 
     def on(self):
-        self._value = 1
+        self.value(1)
 
     def off(self):
-        self._value = 0
+        self.value(0)
+
+    def irq(self, handler=None, trigger=IRQ_RISING | IRQ_FALLING):
+        """Run handler(pin) at the pin's edges (handler None: no more); on the laptop the edges are the
+        scripted sensors file's changes of the pin's level (watch_irqs)."""
+        if handler is None:
+            _irqs.pop(self.id, None)
+            return
+        _irqs[self.id] = [self, handler, trigger, self.value()]
+        if _watching[0] is None:
+            import asyncio
+
+            _watching[0] = asyncio.create_task(watch_irqs())
+
+
+def written(pin):
+    """Host only: (level, ticks_us) an output pin was last set to, or None."""
+    return _written.get(pin)
+
+
+def edge(pin, level):
+    """Host only: the pin's level is now `level` (over the sensors file), its handler run at once when the
+    change is an edge it asked for, as the chip's interrupt would (the bench's way to press a button)."""
+    _forced[pin] = int(bool(level))
+    entry = _irqs.get(pin)
+    if entry is not None and entry[3] != _forced[pin]:
+        entry[3] = _forced[pin]
+        if entry[2] & (Pin.IRQ_RISING if level else Pin.IRQ_FALLING):
+            entry[1](entry[0])
+
+
+async def watch_irqs():
+    """Host only: the edges of pins with a handler, from the scripted sensors file (read every IRQ_POLL_MS)."""
+    import asyncio
+
+    try:
+        while _irqs:
+            await asyncio.sleep(IRQ_POLL_MS / 1000)
+            for entry in list(_irqs.values()):
+                level = entry[0].value()
+                if level != entry[3]:
+                    entry[3] = level
+                    if entry[2] & (Pin.IRQ_RISING if level else Pin.IRQ_FALLING):
+                        entry[1](entry[0])
+    finally:
+        _watching[0] = None
 
 
 class ADC:

@@ -42,10 +42,18 @@ class PartsApp(Holder):
 
         return parts.start_late(self, service)
 
+    def start(self, service):  # as App.start: a service's task, once
+        import asyncio
+
+        if service not in self.running:
+            self.running.append(service)
+            self.tasks.append(asyncio.create_task(service.run()))
+
 
 def _parts_app():
     app = PartsApp()
     app.health, app.tasks, app.services_started = NormalBoot(), [], False
+    app.running, app.core_started = [], False
     return app
 
 

@@ -81,7 +81,7 @@ def test_store_validates_bounds_and_survives_a_reload():
     try:
         store = Store(top)
         store.add("greenhouse", "adc:4", 60, "tell me below 5 C", "cli", "console", "owner")
-        for bad, why in ((("bad name!", "adc:4", 60, "x"), "letters, digits"), (("g2", "adc:4", 5, "x"), "interval"),
+        for bad, why in ((("bad name!", "adc:4", 60, "x"), "letters, digits"), (("g2", "adc:4", 0, "x"), "interval"),
                          (("g2", "adc:4", 60, "  "), "instruction"), (("greenhouse", "adc:4", 60, "x"), "exists")):
             exc = raises(WatchError, store.add, *(bad + ("cli", "console", "owner")))
             assert why in str(exc), str(exc)

@@ -74,7 +74,7 @@ class Console:
     async def chat(self, text):
         """Send text to the agent as the console user and wait until the reply is shown."""
         self._reply_done.clear()
-        await self.app.bus.inbound.put(Message("cli", CHAT_ID, text))
+        await self.app.bus.deliver(Message("cli", CHAT_ID, text))
         try:
             await asyncio.wait_for(self._reply_done.wait(), REPLY_TIMEOUT_S)
         except asyncio.TimeoutError:

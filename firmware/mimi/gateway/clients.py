@@ -89,7 +89,7 @@ class Clients:
         for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
             if other is not client:
                 await self._deliver(other, protocol.user(client.chat_id, content))
-        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, content))
+        await self.app.bus.deliver(Message(CHANNEL, client.chat_id, content))
 
     async def _on_attach(self, client, upload_id, caption):
         from mimi.agent import attachments

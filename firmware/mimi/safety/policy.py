@@ -96,6 +96,9 @@ class Policy:
             if level == BLOCKED:
                 refusal = ("{} was not run: the owner has blocked it on this device (console: tool_policy {} "
                            "<level>)".format(name, name))
+            elif level == CONFIRM and turn.unattended:
+                refusal = ("{} was not run: it is set to confirm (tool_policy) and nobody is there to press "
+                           "Approve when a rule runs".format(name))
             elif level == CONFIRM:
                 refusal = await self._confirm(turn, name, data, tier)
         if refusal:
@@ -133,8 +136,8 @@ class Policy:
         """After an approved call: a `report` tool tells the chat what it did."""
         if level_of(self.app.config, name, tool) != REPORT:
             return
-        if turn.watcher:
-            return  # a watcher's turn lists every action in its own message to the chat
+        if turn.watcher or turn.unattended:
+            return  # a watcher's turn lists every action in its own message; a rule says what it was told to
         result = (text or "").strip().replace("\n", " ")
         if len(result) > REPORT_RESULT_MAX:
             result = result[:REPORT_RESULT_MAX] + "\u2026"

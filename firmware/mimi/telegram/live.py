@@ -136,7 +136,9 @@ class Live:
             command = text.split()[0].split("@")[0].lower() if text.split() else ""
             if command in ("/start", "/help"):
                 name = sender.get("first_name") or ""
-                await self._answer(chat_id, ("Hi {}! ".format(name) if name else "Hi! ") + _HELP)
+                rules = self.app.bus.commands  # the owner's own /commands, when rules have some
+                extra = "\n" + "\n".join(rules.help_lines()) if rules is not None and rules.words else ""
+                await self._answer(chat_id, ("Hi {}! ".format(name) if name else "Hi! ") + _HELP + extra)
                 return True
             if command == "/new":
                 removed = self.app.sessions.clear("telegram_{}".format(chat_id))
@@ -146,7 +148,7 @@ class Live:
             await self._answer(chat_id, "Yes? Write your question after my name.")
             return True
         meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
-        await self.app.bus.inbound.put(Message("telegram", chat_id, text, meta))
+        await self.app.bus.deliver(Message("telegram", chat_id, text, meta))
         return False
 
     async def _media(self, update, message, text, user_id, chat_id):

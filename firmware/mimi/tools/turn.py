@@ -20,6 +20,11 @@ class Turn:
         """The watcher whose turn this is, or None."""
         return self.meta.get("watcher")
 
+    @property
+    def unattended(self):
+        """Nobody is there to answer a confirmation: a local rule's actions (watch/rules.py)."""
+        return "rule" in self.meta
+
 
 def of(config, channel, chat_id, meta=None):
     """The turn of an inbound message, with the role it acts with (safety/roles.py of_turn)."""

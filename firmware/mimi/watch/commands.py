@@ -3,7 +3,7 @@ from mimi import platform
 from mimi.channels.system import CONSOLE_TARGET
 from mimi.safety.roles import OWNER
 from mimi.watch import sources
-from mimi.watch.store import describe
+from mimi.watch.store import describe, is_local, waits_for_rule
 
 # The console commands (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot). -1: the
 # instruction is the rest of the line as typed; name, source and interval may be quoted.
@@ -20,6 +20,8 @@ COMMANDS = (
     "\tmimi.watch.commands:check(app)"
     "\nset_watch_model\tset_watch_model [model_id]\t0\t1\tthe model that judges readings (none: the main model)"
     "\tmimi.watch.commands:set_model(app.config)"
+    "\nwatch_rule\twatch_rule <name> <json|off>\t2\t-1\tgive a watcher a local rule the board "
+    "carries out itself, or take it away (README: Rules)\tmimi.watch.commands:set_rule(app)"
     "\n"
 )
 
@@ -43,6 +45,8 @@ async def add(app, name, source, interval, *words):
         _say("error: {}".format(exc))
         return
     _say("watching: " + describe(watcher))
+    if waits_for_rule(watcher):
+        _say("  it waits for its local rule (the model does not judge it): watch_rule {} <json>".format(name))
 
 
 async def list_all(app):
@@ -51,6 +55,8 @@ async def list_all(app):
         _say("no watchers (add one with watch_add, or ask the agent)")
     for watcher in watchers:
         _say("  " + describe(watcher))
+        if is_local(watcher):
+            _say("      " + _rule_line(watcher))
         if watcher["history"]:
             last = watcher["history"][-1]
             _say("      last: {} -> {}".format(last["reading"], last["verdict"]))
@@ -84,12 +90,42 @@ async def remove(app, name):
     _say("removed watcher {}".format(watcher["name"]))
 
 
+def _rule_line(watcher):
+    from mimi.watch import rule as rule_text
+
+    if "rule" not in watcher:
+        return "rule: none yet (watch_rule {} <json>)".format(watcher["name"])
+    state = watcher["state"]
+    fired = "fired {} times".format(state["fired"]) if state["fired"] else "never fired"
+    if state["at"]:
+        fired += ", last {}".format(platform.utc_stamp(state["at"]))
+    return "rule: {}  [{}{}]".format(rule_text.describe(watcher["rule"]), fired, "; fired, waiting to re-arm"
+                                     if state["on"] else "")
+
+
+async def set_rule(app, name, text):
+    from mimi import jsontext
+
+    try:
+        rule = None if text.strip() == "off" else jsontext.loads(text)
+        watcher = _service(app).set_rule(name, rule)
+    except ValueError as exc:  # not JSON, WatchError, RuleError, SourceError
+        _say("error: {}".format(exc))
+        return
+    _say(("rule set: " if "rule" in watcher else "rule removed: ") + describe(watcher))
+    if "rule" in watcher:
+        _say("  " + _rule_line(watcher))
+
+
 async def check(app, name):
     service = _service(app)
     try:
         watcher = service.store.get(name)
     except ValueError as exc:
         _say("error: {}".format(exc))
+        return
+    if "rule" in watcher:  # a dry run: what the rule would do now, nothing run
+        _say("watch {}: {}".format(name, await service.dry_run(watcher)))
         return
     outcome = await service.tick(watcher)
     shown = {"queued": "reading sent to the agent; a message comes only if something needs saying",

@@ -7,7 +7,7 @@ from mimi.channels.system import check_target, system_message
 from mimi.platform import const
 from mimi.watch import sources
 from mimi.watch.limits import Limits, report
-from mimi.watch.store import Store, WatchError, cut
+from mimi.watch.store import Store, WatchError, cut, is_local, waits_for_rule
 
 WATCH_OK = "WATCH_OK"
 CHECK_MAX_S = const(30)  # longest sleep between two looks at the watcher list
@@ -42,7 +42,10 @@ def _history_lines(watcher, now):
 
 class Watchers:
     """Watcher store + timer task + reply handling. Tools and console commands reach it as app.watchers, made at
-    its first read (parts.py) and started by App.start_late."""
+    its first read (parts.py) and started by App.start_late, at boot (offline: local rules act without the
+    network). A watcher with a local rule is judged by the rule engine (watch/rules.py, made with the first)."""
+
+    offline = True
 
     def __init__(self, app):
         self.app = app
@@ -55,20 +58,55 @@ class Watchers:
         self._fails = {}  # name -> unreadable ticks in a row
         self._saved_ms = platform.ticks_ms()
         self._wake = asyncio.Event()
+        self.rules = None  # the rule engine, made with the first rule (engine())
+        self.running = False  # run() began: pin edges and commands are taken from then on
+        for watcher in self.store.watchers:
+            if is_local(watcher):
+                self.engine()
+                break
         app.registry.approvers.append(self.limits)
         app.registry.guards.append(self.limits)
         self.system = app.channels["system"]  # watcher replies are taken here; every other one passes on
         app.channels["system"] = self
 
+    def engine(self):
+        """The rule engine, made once (a board without rules never loads it)."""
+        if self.rules is None:
+            from mimi.watch.rules import Rules
+
+            self.rules = Rules(self)
+        return self.rules
+
     # -- what the tools and commands call --
-    def add(self, name, source, interval, instruction, target, role):
-        """Add a watcher reporting to target=(channel, chat_id); ValueError (WatchError, SourceError) says why not."""
+    def add(self, name, source, interval, instruction, target, role, rule=None):
+        """Add a watcher reporting to target=(channel, chat_id), judged by the model or, with a rule, by the
+        board (a pin edge or a command without one waits for its rule: set_rule); ValueError (WatchError,
+        SourceError, RuleError) says why not."""
         source = sources.check(self.app, source)
+        event = sources.parse(source)["kind"] in sources.EVENTS
+        if rule is not None or event:
+            rule = self.engine().check(rule, source, role, name) if rule is not None else None
         channel, chat_id = check_target(target[0], target[1])
-        watcher = self.store.add(name, source, interval, instruction, channel, chat_id, role)
+        watcher = self.store.add(name, source, interval, instruction, channel, chat_id, role, rule, event)
+        self._started(watcher)
+        return watcher
+
+    def set_rule(self, name, rule):
+        """Give a watcher a rule, replace it, or (None) take it away."""
+        watcher = self.store.get(name)
+        event = sources.parse(watcher["source"])["kind"] in sources.EVENTS
+        if rule is not None:
+            rule = self.engine().check(rule, watcher["source"], watcher["role"], name)
+        watcher = self.store.set_rule(name, rule, event)
+        self._forget(name)
+        self._started(watcher)
+        return watcher
+
+    def _started(self, watcher):
+        if self.rules is not None and self.running:  # else run() starts it with the others
+            self.rules.start(watcher)
         self._due[watcher["name"]] = platform.ticks_add(platform.ticks_ms(), SETTLE_S * 1000)
         self._wake.set()
-        return watcher
 
     def remove(self, name):
         watcher = self.store.remove(name)
@@ -78,6 +116,8 @@ class Watchers:
     def pause(self, name, paused=True):
         watcher = self.store.set_paused(name, paused)
         self._forget(name)
+        if not paused:
+            self._started(watcher)
         self._wake.set()
         return watcher
 
@@ -87,14 +127,22 @@ class Watchers:
     def _forget(self, name):
         self._due.pop(name, None)
         self._fails.pop(name, None)
+        if self.rules is not None:
+            self.rules.stop(name)
 
     # -- the timer --
     async def run(self):
+        self.running = True
+        for watcher in self.store.watchers if self.rules is not None else ():
+            self.rules.start(watcher)  # pin edges and commands are taken from now on
         while True:
             await self._nap()
-            if not self.app.wifi.is_up():
-                continue
+            online = self.app.wifi.is_up()  # the model needs the network; a local rule does not
+            if self.rules is not None and self.rules.dirty:
+                self._save_now(False)  # rules' counts, at most every SAVE_PERIOD_S
             for watcher in self.due():
+                if not online and "rule" not in watcher:
+                    continue
                 try:
                     await self.tick(watcher)
                 except Exception as exc:  # one broken watcher must not stop the others
@@ -114,7 +162,7 @@ class Watchers:
         found = []
         for watcher in self.store.watchers:
             name = watcher["name"]
-            if watcher.get("paused"):
+            if watcher.get("paused") or waits_for_rule(watcher) or not watcher["interval"]:  # events: not polled
                 continue
             if name not in self._due:
                 self._due[name] = self._first_due(watcher, now)
@@ -150,12 +198,18 @@ class Watchers:
         if self._busy(name):
             print("watch: {} skipped: its previous reading is still being judged".format(name))
             return "busy"
+        local = "rule" in watcher
         try:
-            reading = await sources.read(self.app, watcher["source"], sources.turn_of(watcher))
+            read = sources.value if local else sources.read
+            reading = await read(self.app, watcher["source"], sources.turn_of(watcher))
         except Exception as exc:  # SourceError, or a driver failing: the chat hears after a few in a row
             await self._unreadable(watcher, exc)
             return "unreadable"
         self._fails.pop(name, None)
+        if local:  # judged here, now, by the rule
+            outcome = await self.rules.reading(watcher, reading)
+            self._record(watcher, sources.shown(reading), "rule: " + outcome, outcome == "fired")
+            return outcome
         if not self.limits.may_evaluate(name):
             return "capped"
         self._in_flight[name] = platform.ticks_ms()
@@ -232,14 +286,42 @@ class Watchers:
         return head + " " + text
 
     def _record(self, watcher, reading, verdict, important):
-        now_ms = platform.ticks_ms()
-        persist = important or platform.ticks_diff(now_ms, self._saved_ms) >= SAVE_PERIOD_S * 1000
         try:
-            self.store.record(watcher, platform.unix_time(), reading, verdict, persist)
-            if persist:
-                self._saved_ms = now_ms
+            self.store.record(watcher, platform.unix_time(), reading, verdict, False)
         except OSError as exc:  # a full flash must not cost the chat its message
             print("watch: could not save the history: {}".format(exc))
+        self._save_now(important)
+
+    def _save_now(self, important):
+        """watchers.json written now when it matters, else at most every SAVE_PERIOD_S (flash wear)."""
+        now_ms = platform.ticks_ms()
+        if important or platform.ticks_diff(now_ms, self._saved_ms) >= SAVE_PERIOD_S * 1000:
+            try:
+                self.store.save()
+                self._saved_ms = now_ms
+                if self.rules is not None:
+                    self.rules.dirty = False
+            except OSError as exc:
+                print("watch: could not save the history: {}".format(exc))
+
+    async def dry_run(self, watcher):
+        """What the rule would do with a reading now (watch_check); nothing is run."""
+        command = sources.parse(watcher["source"])["kind"] == "command"
+        try:
+            value = "" if command else await sources.value(self.app, watcher["source"], sources.turn_of(watcher))
+        except Exception as exc:  # SourceError, a driver failing
+            return "the source could not be read: {}".format(exc)
+        return self.engine().dry_run(watcher, value)
+
+    async def ask(self, watcher, instruction, reading):
+        """A rule's `ask`: the reading handed to the model with this instruction, as a model watcher's is
+        (its evaluations cap and one turn at a time)."""
+        name = watcher["name"]
+        if self._busy(name) or not self.limits.may_evaluate(name):
+            return
+        self._in_flight[name] = platform.ticks_ms()
+        self.evaluations += 1
+        await self.app.bus.inbound.put(self._turn(dict(watcher, instruction=instruction), reading))
 
     async def _deliver(self, target, text):
         channel = self.app.channels.get(target[0])

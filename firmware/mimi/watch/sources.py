@@ -15,7 +15,14 @@ PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
 ADC_PINS = tuple(range(1, 11))  # ADC1 of the ESP32-S3; ADC2 (GPIO11-20) cannot be read while WiFi is on
 _ADC_FULL_SCALE_MV = const(3100)  # 11 dB attenuation: 0..~3.1 V
 HELP = ("a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), "
-        "mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>")
+        "mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>; for a local rule also "
+        "gpio:<pin>:rising|falling|change (the pin's edges) or command:/<word> (an owner's command)")
+EDGES = ("rising", "falling", "change")
+EVENTS = ("edge", "command")  # sources that are events, not readings: only a local rule takes them
+WORD_MAX = const(24)
+# The reading a rule compares, when a source reads more than one value: its field
+_RULE_FIELD = {"temperature": "chip_temperature_c", "gpio": "value", "edge": "value", "adc": "millivolts",
+               "mqtt": "value"}
 
 
 class SourceError(ValueError):
@@ -42,6 +49,19 @@ def parse(text):
             raise SourceError("a JSON field path has at most {} parts".format(PATH_DEPTH_MAX))
         return {"kind": "http", "url": url, "path": parts, "text": text}
     kind, sep, rest = text.partition(":")
+    if sep and kind == "gpio" and rest.partition(":")[2]:
+        pin, _, edge = rest.partition(":")
+        if not pin.isdigit() or edge not in EDGES:
+            raise SourceError("a pin edge is gpio:<pin>:rising, gpio:<pin>:falling or gpio:<pin>:change")
+        return {"kind": "edge", "pin": int(pin), "edge": edge, "text": text}
+    if sep and kind == "command":
+        word = rest[1:] if rest.startswith("/") else rest
+        ok = 0 < len(word) <= WORD_MAX
+        for ch in word:
+            ok = ok and ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "_")
+        if not ok:
+            raise SourceError("a command is command:/<word>, the word 1 to {} of a-z, 0-9 and _".format(WORD_MAX))
+        return {"kind": "command", "word": word, "text": "command:/" + word}
     if sep and kind in ("gpio", "adc"):
         if not rest.isdigit():
             raise SourceError("{}: needs a pin number, like {}:4".format(kind, kind))
@@ -100,7 +120,7 @@ def check(app, text):
     """The source text, checked now (pin allowed, tool known and only reading, URL well formed)."""
     spec = parse(text)
     kind = spec["kind"]
-    if kind in ("gpio", "adc"):
+    if kind in ("gpio", "adc", "edge"):
         if kind == "adc" and spec["pin"] not in ADC_PINS:
             raise SourceError("adc: the pin must be GPIO1 to GPIO10 (ADC1; ADC2 stops while WiFi is on)")
         _allowed_pin(app, spec["pin"])
@@ -108,7 +128,7 @@ def check(app, text):
         _tool(app, spec)
     elif kind == "mqtt" and getattr(app, "mqtt", None) is None:
         raise SourceError("MQTT is not set up on this device (console: mqtt_set <host> [port])")
-    return spec["text"]
+    return spec["text"]  # a command's word is checked by the rule engine (watch/rules.py): it knows its own
 
 
 def shown(value):
@@ -125,27 +145,41 @@ def turn_of(watcher):
 
 
 async def read(app, text, turn):
-    """One reading of the source, as text, for the watcher's turn (turn_of); SourceError (user-readable)
-    when it cannot be read."""
+    """One reading of the source, as text for the model, for the watcher's turn (turn_of); SourceError
+    (user-readable) when it cannot be read."""
+    return shown(await _reading(app, text, turn))
+
+
+async def value(app, text, turn):
+    """One reading as a local rule compares it: the pin's level, the chip's degrees, the millivolts, the MQTT
+    value, the tool's result or the JSON field."""
+    found = await _reading(app, text, turn)
+    field = _RULE_FIELD.get(parse(text)["kind"])
+    return found[field] if field is not None else found
+
+
+async def _reading(app, text, turn):
     spec = parse(text)
     check(app, text)  # the owner may have taken a pin back or removed a tool since
     kind = spec["kind"]
     if kind == "temperature":
-        return shown({"chip_temperature_c": _temperature()})
-    if kind == "gpio":
+        return {"chip_temperature_c": _temperature()}
+    if kind in ("gpio", "edge"):  # an edge's pin, read now (watch_check's dry run)
         gpio_read = app.registry.code("mimi.tools.gpio", "gpio_read")  # set up at its first use
-        return shown(gpio_read.run({"pin": spec["pin"]}))  # an output pin reports its level
+        return gpio_read.run({"pin": spec["pin"]})  # an output pin reports its level
     if kind == "adc":
-        return shown(_adc(spec["pin"]))
+        return _adc(spec["pin"])
     if kind == "tool":
-        return shown(await _tool_result(app, spec, turn))
+        return await _tool_result(app, spec, turn)
     if kind == "mqtt":
         try:
             topic, value, age = await app.mqtt.reading(spec["topic"])
         except ValueError as exc:
             raise SourceError(str(exc))
-        return shown({"topic": topic, "value": value, "age_s": age})
-    return shown(await _http_field(spec))
+        return {"topic": topic, "value": value, "age_s": age}
+    if kind == "command":
+        raise SourceError("{} is an event, not a reading: only a local rule takes it".format(spec["text"]))
+    return await _http_field(spec)
 
 
 def _temperature():

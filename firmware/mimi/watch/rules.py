@@ -1,0 +1,273 @@
+# The rule engine: watchers whose judge is a local rule, carried out by the board itself in milliseconds and
+# without tokens (polled readings, pin edges, the owner's /commands). Made by the watcher service once a
+# watcher has a rule (watch/service.py): a board without rules never loads it.
+from mimi import platform
+from mimi.bus.message import Message
+from mimi.platform import const
+from mimi.safety import NS, roles
+from mimi.watch.rule import RuleError, action_text, check as check_rule, describe, fill, holds, text_of
+from mimi.watch import sources
+from mimi.watch.store import WatchError
+
+DEBOUNCE_MS = const(50)  # edges closer than this to the last one taken are a switch bouncing (rule.debounce_ms)
+_HOUR_MS = const(3600000)
+_MODEL = "model"  # a watcher judged by the model, not by a rule
+
+
+def _lesser(role, other):
+    return role if roles.rank(role) <= roles.rank(other) else other
+
+
+class Rules:
+    """The rules of the watcher service (its store, limits and channels): what each rule's reading, edge or
+    command does, its state kept in the watcher ("state": on, fired, at) so a reboot does not fire twice."""
+
+    def __init__(self, service):
+        self.service = service
+        self.app = service.app
+        self.last = {}  # name -> previous reading (for "changes"), this boot only
+        self.fires = {}  # name -> ticks_ms of its firings in the last hour (at most the cap)
+        self.failing = []  # names whose failed action was reported (once, until one succeeds)
+        self.edges = {}  # name -> _Edge
+        self.words = {}  # a command's word -> the watcher's name
+        self.dirty = False  # a firing counted since the last save of watchers.json
+        self.app.bus.commands = self  # standing commands are taken before the agent's queue (take)
+
+    # -- checking a rule when it is added --
+    def check(self, rule, source, role, name):
+        """The rule for this source, checked (RuleError/SourceError say which field); the rule's actions act
+        with `role`, the role of whoever adds it."""
+        spec = sources.parse(source)
+        event = spec["kind"] in sources.EVENTS
+        if spec["kind"] == "command":
+            self._check_word(spec["word"], name)
+        checked = check_rule(rule, event, lambda tool, data: self._tool_problem(tool, data, role))
+        debounce = rule.get("debounce_ms") if isinstance(rule, dict) else None
+        if debounce is not None:
+            if spec["kind"] != "edge" or isinstance(debounce, bool) or not isinstance(debounce, int) \
+                    or not 0 <= debounce <= 10000:
+                raise RuleError("rule.debounce_ms: milliseconds from 0 to 10000, for a pin edge")
+            checked["debounce_ms"] = debounce
+        return checked
+
+    def _check_word(self, word, name):
+        from mimi.telegram import BOT_COMMANDS
+
+        owner = self.words.get(word)
+        if owner is not None and owner != name:
+            raise WatchError("/{} is watcher {}'s command already".format(word, owner))
+        if owner is None and (word in BOT_COMMANDS or self.app.console.commands.entry(word) is not None):
+            raise WatchError("/{} is a built-in command; choose another word".format(word))
+
+    def _tool_problem(self, name, data, role):
+        from mimi.safety import policy
+        from mimi.tools.registry import check_input
+
+        tool = self.app.registry.tools.get(name)
+        if tool is None:
+            return "no tool named '{}' (tool_list shows them)".format(name)
+        if name.startswith("watch_"):
+            return "a rule cannot add or change watchers"
+        problem = check_input(tool.schema, data)
+        if problem:
+            return "invalid input for {}: {}".format(name, problem)
+        if not roles.allows(role, policy.tier_of(tool)):
+            return "{} needs the {} role and this rule acts as {}".format(name, policy.tier_of(tool), role)
+        level = policy.level_of(self.app.config, name, tool)
+        if level == policy.CONFIRM:
+            return ("{} is set to confirm (tool_policy): nobody is there to press Approve when a rule runs; "
+                    "choose another tool or level".format(name))
+        if level == policy.BLOCKED:
+            return "{} is blocked on this device (tool_policy)".format(name)
+        return None
+
+    # -- starting and stopping what waits for events --
+    def start(self, watcher):
+        name, spec = watcher["name"], sources.parse(watcher["source"])
+        self.stop(name)
+        if not watcher.get("rule"):
+            return
+        if spec["kind"] == "edge" and not watcher.get("paused"):
+            debounce = watcher["rule"].get("debounce_ms", DEBOUNCE_MS)
+            from mimi.watch.edge import Edge
+
+            self.edges[name] = Edge(self, name, spec["pin"], spec["edge"], debounce)
+        elif spec["kind"] == "command":
+            self.words[spec["word"]] = name
+            self.app.console.commands.add(spec["word"], self._console(spec["word"]), spec["word"] + " [args]",
+                                          0, -1, "rule {}: {}".format(name, describe(watcher["rule"])))
+
+    def stop(self, name):
+        self.last.pop(name, None)
+        edge = self.edges.pop(name, None)
+        if edge is not None:
+            edge.close()
+        for word in [w for w in self.words if self.words[w] == name]:
+            del self.words[word]
+            self.app.console.commands.table.pop(word, None)
+
+    def _console(self, word):
+        async def run(*args):  # `fan on` typed on the console is /fan on in the console's chat
+            await self.app.console.chat("/{} {}".format(word, " ".join(args)).strip())
+        return run
+
+    # -- what a rule does --
+    async def reading(self, watcher, value):
+        """A polled reading: fires `do` when `when` becomes true (once, until `rearm` holds or `when` is false
+        again, when `otherwise` runs). The outcome in a word."""
+        rule, name = watcher["rule"], watcher["name"]
+        state = watcher.setdefault("state", {"on": False, "fired": 0, "at": 0})
+        previous, self.last[name] = self.last.get(name), value
+        when = rule["when"]
+        if "changes" in when:
+            return await self._fire(watcher, rule["do"], value) if holds(when, value, previous) else "quiet"
+        if not state["on"]:
+            if not holds(when, value):
+                return "quiet"
+            outcome = await self._fire(watcher, rule["do"], value)
+            state["on"] = outcome == "fired"
+            self._save(state["on"])
+            return outcome
+        rearm = rule.get("rearm")
+        released = holds(rearm, value) if rearm else not holds(when, value)
+        if not released:
+            return "quiet"
+        state["on"] = False
+        self._save(True)
+        return await self._fire(watcher, rule["otherwise"], value) if "otherwise" in rule else "rearmed"
+
+    async def event(self, watcher, value, args="", invoker=None):
+        """A pin edge or a command: `do` when `when` holds (or there is none), else `otherwise`. invoker: the
+        message of whoever typed the command (its role, at most the rule's, is the role its actions take)."""
+        rule = watcher["rule"]
+        when = rule.get("when")
+        test = args if invoker is not None else value
+        actions = rule["do"] if when is None or holds(when, test) else rule.get("otherwise")
+        if actions is None:
+            return "quiet"
+        return await self._fire(watcher, actions, value, args, invoker)
+
+    async def _fire(self, watcher, actions, value, args="", invoker=None):
+        name, rule = watcher["name"], watcher["rule"]
+        state = watcher.setdefault("state", {"on": False, "fired": 0, "at": 0})
+        now = platform.unix_time()
+        if rule.get("cooldown_s") and now - state["at"] < rule["cooldown_s"] and invoker is None:
+            return "cooling down"
+        if watcher.get("paused") or not self._under_cap(watcher):  # a paused command still answers
+            if invoker is not None:
+                await self._tell(watcher, (invoker.channel, invoker.chat_id), ["rule {} is paused; watch_resume "
+                                 "{} starts it again".format(name, name)], None, invoker)
+            return "paused"
+        role = watcher["role"] if invoker is None else _lesser(watcher["role"], _role_of(self.app, invoker))
+        chat = (watcher["channel"], watcher["chat_id"]) if invoker is None else (invoker.channel, invoker.chat_id)
+        from mimi.tools.turn import Turn
+
+        turn = Turn(chat[0], chat[1], {"rule": name, "role": role}, role)
+        said, failed = [], None
+        for action in actions:  # in order; a failed tool stops the rest (a `say` after it would not be true)
+            if "tool" in action:
+                text, is_error = await self.app.registry.execute(action["tool"], action["input"], turn)
+                if is_error:
+                    failed = "{} failed: {}".format(action["tool"], text)
+                    break
+                if invoker is not None:
+                    said.append("{}: {}".format(action["tool"], text))
+            elif "say" in action:
+                said.append(fill(action["say"], {
+                    "value": text_of(value), "name": name, "time": platform.utc_stamp(now),
+                    "source": watcher["source"], "args": args}))
+            else:
+                await self.service.ask(watcher, action["ask"], text_of(value))
+        state["fired"], state["at"] = state["fired"] + 1, now
+        self.dirty = True  # the count reaches the flash with the next save (service.flush_rules)
+        await self._tell(watcher, chat, said, failed, invoker)
+        return "fired" if not failed else "failed"
+
+    async def _tell(self, watcher, chat, said, failed, invoker):
+        """What a firing says: to whoever typed the command (always, failures included), else to the
+        watcher's chat (a failure once, until an action succeeds again: the rule stays armed)."""
+        name = watcher["name"]
+        if failed and invoker is not None:
+            said.append(failed)
+        elif failed and name not in self.failing:
+            self.failing.append(name)
+            said.append("[rule {}] {} (the rule stays armed)".format(name, failed))
+        elif not failed and name in self.failing:
+            self.failing.remove(name)
+        if invoker is not None:  # a command is always answered, as a reply to it
+            meta = {"kind": "reply", "streamed": False, "request": invoker.meta or {}}
+            text = "\n".join(said) or "/{} done".format(sources.parse(watcher["source"])["word"])
+            await self.app.bus.outbound.put(Message(chat[0], chat[1], text, meta))
+        elif said:
+            await self.app.bus.outbound.put(Message(chat[0], chat[1], "\n".join(said), {"kind": "notice"}))
+
+    def _under_cap(self, watcher):
+        """Count a firing; past safety_config.rule_fires_hour in an hour the rule is paused, the owner told."""
+        name, now, cap = watcher["name"], platform.ticks_ms(), self.app.config.get(NS, "rule_fires_hour")
+        fires = [t for t in self.fires.get(name, ()) if platform.ticks_diff(now, t) < _HOUR_MS]
+        if len(fires) < cap:
+            fires.append(now)
+            self.fires[name] = fires
+            return True
+        self.fires.pop(name, None)
+        self.service.pause(name)
+        self.app.owner.tell("rule {} fired {} times within an hour (safety_config.rule_fires_hour), so it is "
+                            "paused; watch_resume {} starts it again".format(name, cap, name))
+        return False
+
+    def _save(self, changed):
+        """A polled rule's on/off reaches the flash at once: after a reboot it must not fire twice."""
+        if changed:
+            try:
+                self.service.store.save()
+                self.dirty = False
+            except OSError as exc:  # a full flash: the state lives on in memory until the next save
+                print("watch: could not save a rule's state: {}".format(exc))
+
+    def dry_run(self, watcher, value):
+        """What the rule would do with this reading now, no action run (watch_check)."""
+        rule, name = watcher["rule"], watcher["name"]
+        state = watcher.get("state") or {"on": False}
+        shown = text_of(value)
+        when = rule.get("when")
+        if sources.parse(watcher["source"])["kind"] in sources.EVENTS:
+            actions = rule["do"] if when is None or holds(when, value) else rule.get("otherwise")
+        elif "changes" in when:
+            actions = rule["do"] if holds(when, value, self.last.get(name)) else None
+        elif not state["on"]:
+            actions = rule["do"] if holds(when, value) else None
+        else:
+            rearm = rule.get("rearm")
+            released = holds(rearm, value) if rearm else not holds(when, value)
+            actions = rule.get("otherwise", []) if released else None
+        if actions is None:
+            return "reading {}: nothing to do ({})".format(shown, "already fired" if state["on"] else "not met")
+        return "reading {}: would run {}".format(shown, "; ".join(action_text(a) for a in actions)
+                                                  or "nothing, and re-arm")
+
+    # -- the owner's commands, taken before the agent's queue (bus.deliver) --
+    async def take(self, message):
+        """True when the message is a rule's /command, run now; False leaves it for the agent."""
+        text = message.text if isinstance(message.text, str) else ""
+        if not text.startswith("/"):
+            return False
+        word, _, args = text[1:].partition(" ")
+        name = self.words.get(word.split("@")[0].lower())
+        if name is None:
+            return False
+        try:
+            watcher = self.service.store.get(name)
+        except WatchError:
+            return False
+        await self.event(watcher, args.strip(), args.strip(), message)
+        return True
+
+    def help_lines(self):
+        """'/fan: rule fan: ...' for each command, for /help and the web chat."""
+        return ["/{} \u2014 rule {}".format(word, self.words[word]) for word in sorted(self.words)]
+
+
+def _role_of(app, message):
+    from mimi.tools import turn
+
+    return turn.of(app.config, message.channel, message.chat_id, message.meta).role

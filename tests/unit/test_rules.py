@@ -1,0 +1,291 @@
+# Local rules: a watcher's judge the board carries out itself (watch/rule.py, watch/rules.py): checked when
+# added, fired once per crossing, re-armed, kept over a reboot, capped, answering the owner's /commands.
+import asyncio
+import json
+
+import machine
+from support import NotImported, imported, raises, remove_tree, run, tempdir, write
+from test_watch import OWNER_CHAT, _app, _sensors
+from test_watch import _done as _watch_done
+
+from mimi.bus.message import Message
+from mimi.safety import policy
+from mimi.watch import rule as rule_text
+from mimi.watch.rule import RuleError, holds
+from mimi.watch.store import RULES_MAX, WATCHERS_MAX, Store, WatchError
+
+FAN_ON = {"tool": "gpio_write", "input": {"pin": 5, "value": 1}}
+FAN_OFF = {"tool": "gpio_write", "input": {"pin": 5, "value": 0}}
+HEAT = {"when": {"above": 28}, "rearm": {"below": 26}, "do": [FAN_ON, {"say": "hot: {value} C at {name}"}],
+        "otherwise": [FAN_OFF]}
+
+
+def _done(app):
+    from mimi.tools import gpio
+
+    gpio._outputs.clear()  # the pins these tests drove are the board's: not the next test's outputs
+    _watch_done(app)
+
+
+def _out(app):
+    found = []
+    while not app.bus.outbound.empty():
+        found.append(app.bus.outbound.get_nowait())
+    return found
+
+
+def _temperature(path, degrees):
+    write(path, json.dumps({"temperature": degrees, "gpio": {"4": 0}}))
+
+
+def _rules_app(top, degrees=20):
+    app = _app(_sensors(top, {"temperature": degrees, "gpio": {"4": 0}}))
+    policy.setup(app)  # roles and levels, as on the board
+    app.config.set("safety_config", "calls", "100")  # these tests switch the fan more often than a chat
+    return app
+
+
+def test_conditions_compare_numbers_texts_and_changes():
+    assert holds({"above": 28}, 28.5) and not holds({"above": 28}, 28) and holds({"below": 5}, "4.5")
+    assert not holds({"above": 1}, "warm") and holds({"equals": 1}, True) and holds({"equals": "on"}, "on")
+    assert holds({"equals": 1}, "1") and not holds({"equals": "ON"}, "on")
+    assert holds({"contains": "Alarm"}, {"state": "ALARM raised"})
+    assert holds({"changes": True}, 2, 1) and not holds({"changes": True}, 2, 2) and not holds({"changes": True}, 2)
+
+
+def test_a_rule_is_checked_when_added_and_every_error_names_its_field():
+    top = tempdir("rcheck")
+    app = _rules_app(top)
+    try:
+        add = app.watchers.add
+
+        def refused(rule, source="temperature", role="owner"):
+            return str(raises(WatchError, add, "r", source, 5, "a rule", OWNER_CHAT, role, rule))
+
+        assert refused({"when": {"above": 1}, "do": [FAN_ON], "colour": 1}).startswith("rule: unknown field 'colour'")
+        assert refused({"when": {"hotter": 1}, "do": [FAN_ON]}).startswith("rule.when: unknown condition 'hotter'")
+        assert refused({"when": {"above": "x"}, "do": [FAN_ON]}).startswith("rule.when.above: needs a number")
+        assert refused({"when": {"above": 1}}).startswith("rule.do: missing")
+        assert refused({"do": [FAN_ON]}).startswith("rule.when: missing")
+        assert refused({"when": {"above": 1}, "do": [{"tool": "teleport", "input": {}}]}).startswith(
+            "rule.do[0]: no tool named 'teleport'")
+        assert refused({"when": {"above": 1}, "do": [{"tool": "gpio_write", "input": {"pin": 5}}]}).startswith(
+            "rule.do[0]: invalid input for gpio_write: missing required field 'value'")
+        assert "rule.do[0]: gpio_write needs the operator role" in refused({"when": {"above": 1}, "do": [FAN_ON]},
+                                                                              role="observer")
+        assert refused({"when": {"above": 1}, "do": [FAN_ON], "cooldown_s": -1}).startswith("rule.cooldown_s")
+        assert refused({"when": {"changes": True}, "do": [FAN_ON], "otherwise": [FAN_OFF]}).startswith(
+            "rule.otherwise:")
+        assert refused({"rearm": {"below": 1}, "do": [FAN_ON]}, "gpio:4:rising").startswith("rule.rearm:")
+        policy.set_level(app.config, "gpio_write", "confirm", app.registry.tools["gpio_write"])
+        assert "set to confirm (tool_policy): nobody is there to press Approve" in refused(
+            {"when": {"above": 1}, "do": [FAN_ON]})
+        assert refused({"do": [FAN_ON]}, "command:/help").startswith("/help is a built-in command")
+        assert refused({"do": [FAN_ON]}, "command:/status").startswith("/status is a built-in command")
+        assert app.watchers.watchers() == []  # nothing refused was kept
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_a_rule_with_rearm_fires_once_per_crossing_and_otherwise_runs_on_the_way_down():
+    top = tempdir("rheat")
+    app = _rules_app(top)
+    sensors = top + "/sensors.json"
+    try:
+        watcher = app.watchers.add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
+        outcomes = []
+        for degrees in (20, 29, 30, 27, 29, 25, 29):  # over, still over, in between, over again, down, up
+            _temperature(sensors, degrees)
+            outcomes.append(run(app.watchers.tick(watcher)))
+        assert outcomes == ["quiet", "fired", "quiet", "quiet", "quiet", "fired", "fired"]
+        said = [m.content for m in _out(app)]
+        assert said == ["hot: 29 C at heat", "hot: 29 C at heat"]  # the fan's own calls say nothing more
+        assert machine.written(5)[0] == 1 and watcher["state"] == dict(watcher["state"], on=True, fired=3)
+        assert app.bus.inbound.empty()  # no model turn, no token
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_a_rule_survives_a_restart_and_does_not_fire_twice():
+    top = tempdir("rboot")
+    app = _rules_app(top, degrees=30)
+    try:
+        watcher = app.watchers.add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
+        assert run(app.watchers.tick(watcher)) == "fired"
+        kept = Store(app.flash.root).get("heat")  # what a reboot reads back
+        assert kept["rule"] == watcher["rule"] and kept["state"]["on"] is True and kept["state"]["fired"] == 1
+        del app.watchers  # a restart on the same flash, still above the threshold
+        app.services, app.running = [], []
+        again = app.watchers.store.get("heat")
+        assert app.watchers.rules is not None  # the engine came back with the rule
+        assert run(app.watchers.tick(again)) == "quiet"  # it fired before the reboot: not again
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_a_failed_action_is_reported_once_and_the_rule_stays_armed():
+    top = tempdir("rfail")
+    app = _rules_app(top, degrees=30)
+    try:
+        rule = {"when": {"above": 28}, "do": [{"tool": "gpio_write", "input": {"pin": 6, "value": 1}}]}
+        app.config.set("tool_config", "gpio_allow", "4,5,6")
+        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        app.config.set("tool_config", "gpio_allow", "4,5")  # the owner takes pin 6 back
+        assert [run(app.watchers.tick(watcher)) for _ in range(3)] == ["failed"] * 3
+        (report,) = _out(app)
+        assert report.content.startswith("[rule heat] gpio_write failed: GPIO 6 is not allowed")
+        assert "stays armed" in report.content and watcher["state"]["on"] is False
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_a_rule_that_loops_is_paused_by_its_hourly_cap_and_the_owner_told():
+    top = tempdir("rloop")
+    app = _rules_app(top)
+    sensors = top + "/sensors.json"
+    try:
+        app.config.set("safety_config", "rule_fires_hour", "3")
+        rule = {"when": {"changes": True}, "do": [{"say": "now {value}"}]}
+        watcher = app.watchers.add("flap", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        for degrees in range(20, 26):
+            _temperature(sensors, degrees)
+            run(app.watchers.tick(watcher))
+        assert len(_out(app)) == 3 and watcher["paused"]
+        assert app.owner.told == ["rule flap fired 3 times within an hour (safety_config.rule_fires_hour), so it "
+                                  "is paused; watch_resume flap starts it again"]
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_an_owner_command_runs_at_once_for_the_roles_its_author_has():
+    top = tempdir("rcmd")
+    app = _rules_app(top)
+    try:
+        rule = {"when": {"equals": "on"}, "do": [FAN_ON, {"say": "fan on ({args})"}], "otherwise": [FAN_OFF]}
+        app.watchers.add("fan", "command:/fan", 0, "the fan", OWNER_CHAT, "operator", rule)
+        app.watchers.rules.start(app.watchers.store.get("fan"))
+        operator = Message("telegram", "7", "/fan on", {"user_id": 7, "role": "operator", "update_id": 3})
+        run(app.bus.deliver(operator))
+        assert app.bus.inbound.empty()  # taken before the agent's queue: no model call
+        (reply,) = _out(app)
+        assert (reply.chat_id, reply.meta["kind"], reply.meta["request"]["update_id"]) == ("7", "reply", 3)
+        assert 'gpio_write: {"pin": 5, "value": 1}' in reply.content and "fan on (on)" in reply.content
+        observer = Message("telegram", "9", "/fan@mimi_bot off", {"user_id": 9, "role": "observer"})
+        run(app.bus.deliver(observer))
+        refused = _out(app)[0].content
+        assert "gpio_write failed: gpio_write was not run: it needs the operator role" in refused
+        assert machine.written(5)[0] == 1  # the observer switched nothing off
+        run(app.bus.deliver(Message("telegram", "7", "/weather today", {"role": "operator"})))
+        assert app.bus.inbound.get_nowait().content == "/weather today"  # not a rule: the agent's
+        assert app.watchers.rules.help_lines() == ["/fan \u2014 rule fan"]
+        assert app.console.commands.entry("fan")[1] == "fan [args]"  # and `fan off` on the console
+        app.console.chat = lambda text: app.bus.deliver(Message("cli", "console", text, {}))  # as Console's
+        run(app.console.commands.execute("fan off"))
+        assert machine.written(5)[0] == 0 and "gpio_write" in _out(app)[0].content
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_a_pin_edge_switches_a_pin_and_says_so_without_the_model():
+    top = tempdir("redge")
+    app = _rules_app(top)
+    sensors = top + "/sensors.json"
+    try:
+        rule = {"do": [FAN_ON, {"say": "door open"}]}
+        app.watchers.add("door", "gpio:4:rising", 0, "the door", OWNER_CHAT, "owner", rule)
+
+        async def press():
+            app.watchers.rules.start(app.watchers.store.get("door"))
+            await asyncio.sleep(0.05)
+            write(sensors, json.dumps({"gpio": {"4": 1}}))  # the door opens: a rising edge
+            for _ in range(100):
+                if not app.bus.outbound.empty():
+                    break
+                await asyncio.sleep(0.01)
+            write(sensors, json.dumps({"gpio": {"4": 0}}))  # closes: a falling edge, not this rule's
+            await asyncio.sleep(0.1)
+            app.watchers.rules.stop("door")
+
+        run(press())
+        assert [m.content for m in _out(app)] == ["door open"] and machine.written(5)[0] == 1
+        assert app.watchers.store.get("door")["state"]["fired"] == 1 and app.bus.inbound.empty()
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_watch_check_says_what_the_rule_would_do_and_runs_nothing():
+    top = tempdir("rdry")
+    app = _rules_app(top, degrees=31)
+    try:
+        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "operator", HEAT)
+        said = run(app.watchers.dry_run(watcher))
+        assert said == 'reading 31: would run gpio_write {"pin": 5, "value": 1}; say "hot: {value} C at {name}"'
+        assert machine.written(5) is None or watcher["state"]["fired"] == 0
+        assert rule_text.describe(watcher["rule"]) == (
+            'when above 28 (again once below 26): gpio_write {"pin": 5, "value": 1}; say "hot: {value} C at '
+            '{name}" | otherwise: gpio_write {"pin": 5, "value": 0}')
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_the_rule_engine_is_loaded_only_once_a_rule_exists_and_rules_have_their_own_room():
+    top = tempdir("rlazy")
+    with NotImported("mimi.watch.rules", "mimi.watch.rule"):
+        app = _rules_app(top)
+        try:
+            app.watchers.add("model", "temperature", 60, "tell me when hot", OWNER_CHAT, "owner")
+            assert not imported("mimi.watch.rules") and app.watchers.rules is None
+            for i in range(WATCHERS_MAX - 1):
+                app.watchers.add("m{}".format(i), "temperature", 60, "x", OWNER_CHAT, "owner")
+            for i in range(RULES_MAX):  # the model's eight are full; rules have room of their own
+                app.watchers.add("r{}".format(i), "temperature", 1, "x", OWNER_CHAT, "owner", HEAT)
+            assert imported("mimi.watch.rules") and app.watchers.rules is not None
+            assert "16 watchers with a local rule" in str(raises(
+                WatchError, app.watchers.add, "r99", "temperature", 1, "x", OWNER_CHAT, "owner", HEAT))
+            assert "8 watchers judged by the model" in str(raises(
+                WatchError, app.watchers.add, "m99", "temperature", 60, "x", OWNER_CHAT, "owner"))
+        finally:
+            _done(app)
+            remove_tree(top)
+
+
+def test_a_rule_is_set_replaced_and_taken_away_on_the_console():
+    top = tempdir("rcon")
+    app = _rules_app(top)
+    try:
+        lines = []
+        import mimi.platform as platform
+
+        saved, platform.console_write = platform.console_write, lines.append
+        try:
+            commands = app.console.commands
+            run(commands.execute("watch_add heat temperature 60 tell me when it is hot"))
+            run(commands.execute('watch_rule heat {"when": {"above": 28}, "do": [{"say": "hot"}]}'))
+            run(commands.execute('watch_rule heat {"when": {"above": 28}}'))
+            run(commands.execute("watch_list"))
+            run(commands.execute("watch_rule heat off"))
+        finally:
+            platform.console_write = saved
+        text = "".join(lines)
+        assert 'rule set: heat' in text and 'rule: when above 28: say "hot"  [never fired]' in text
+        assert "error: rule.do: missing" in text and "rule removed: heat" in text
+        assert "rule" not in app.watchers.store.get("heat")
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_checks_reject_what_no_rule_can_be():
+    raises(RuleError, rule_text.check, [], False, lambda n, d: None)
+    assert str(raises(RuleError, rule_text.check, {"when": {"above": 1}, "do": [{"say": ""}]}, False,
+                      lambda n, d: None)).startswith("rule.do[0].say: needs a text")
+    long_say = {"when": {"above": 1}, "do": [{"say": "x" * 400}] * 4}
+    assert "longer than" in str(raises(RuleError, rule_text.check, long_say, False, lambda n, d: None))
