@@ -100,6 +100,10 @@ _TABLE = (
     b"\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
     b"Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
     b"\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
+    b"\nmcp_config\ttoken\ttext\t\t1\t\t\t"
+    b"Token MCP clients present (Authorization: Bearer); empty: the web chat's token (set_mcp_token)"
+    b"\nmcp_config\trole\ttext\tobserver\t0\t\t\tRole of MCP clients' tool calls: observer, operator or owner (mcp_role)"
+    b"\nmcp_config\ttimeout_s\tint\t30\t0\t1\t300\tSeconds one call to an MCP server may take"
     b"\n"
 )
 

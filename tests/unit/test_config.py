@@ -272,7 +272,8 @@ def test_settings_table_is_consistent():
     secrets = [(s[0], s[1]) for s in config.SETTINGS if s[4] & config.SECRET]
     assert sorted(secrets) == sorted([("wifi_config", "password"), ("tg_config", "bot_token"),
                                       ("llm_config", "api_key"), ("gw_config", "ws_token"),
-                                      ("web_config", "search_key"), ("mqtt_config", "password")])
+                                      ("web_config", "search_key"), ("mqtt_config", "password"),
+                                      ("mcp_config", "token")])
 
 
 def test_a_name_with_a_tab_or_newline_never_matches_across_fields():

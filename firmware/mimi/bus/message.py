@@ -4,7 +4,7 @@ from mimi.platform import const
 
 QUEUE_DEPTH = const(8)
 
-CHANNELS = ("telegram", "websocket", "cli", "system", "mqtt")
+CHANNELS = ("telegram", "websocket", "cli", "system", "mqtt", "mcp")
 
 
 class Message:

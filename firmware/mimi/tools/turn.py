@@ -22,8 +22,9 @@ class Turn:
 
     @property
     def unattended(self):
-        """Nobody is there to answer a confirmation: a local rule's actions (watch/rules.py)."""
-        return "rule" in self.meta
+        """Nobody is there to answer a confirmation: a local rule's actions (watch/rules.py), an MCP client's
+        call (mcp/)."""
+        return "rule" in self.meta or "mcp" in self.meta
 
 
 def of(config, channel, chat_id, meta=None):
