@@ -15,7 +15,7 @@ def test_every_console_command_names_a_handler_that_exists():
         app = App(data_root=top + "/data", cert_dirs=(), tools_dir=top + "/tools", www_dir=top + "/www")
         commands = app.console.commands
         # Every layer's command lines, those added at boot and those a layer adds when it is made later.
-        texts = list(commands.texts)
+        texts = [text for text, _ in commands.texts]
         for module, path in sorted(_modules(_firmware_root()).items()):
             with open(path) as f:
                 names = [line.split(" ")[0] for line in f if line.startswith("COMMANDS = (") or

@@ -72,14 +72,14 @@ def test_builtin_commands_are_read_from_their_table_when_run_or_listed():
     try:
         commands = app.console.commands
         assert commands.table["status"][1:] == ("status", 0, 0, "what is configured, connected and running")
-        assert commands.table["set_model"] is None  # made when typed, not held
+        assert "set_model" not in commands.table and "set_model" in commands.names()  # made when typed, not held
         assert commands.entry("set_model")[1:] == ("set_model <model_id>", 1, 1, "choose the Claude model")
         assert commands.entry("chat")[1:4] == ("chat <text>", 1, -1)
         assert commands.entry("nope") is None
         lines = []
         commands.out = lines.append
         run(commands.execute("help"))
-        assert len(lines) == len(commands.table) == 22
+        assert len(lines) == len(commands.names()) == 22 and list(commands.table) == ["status"]
         widest = "config_set <namespace.key> <value>"
         assert lines[0] == "  chat <text>" + " " * (len(widest) - 11) + "  talk to the agent from the console"
         assert "  {}  change any setting (see config_show)".format(widest) in lines
@@ -117,7 +117,7 @@ def test_a_layer_adds_its_commands_as_lines_read_when_run_or_listed():
         commands = app.console.commands
         commands.add_lines(_LINES)
         commands.add_lines(_LINES)  # again (a module set up twice): the same text, kept once
-        assert commands.table["later_one"] is None and commands.texts.count(_LINES) == 1
+        assert "later_one" not in commands.table and [t[0] for t in commands.texts].count(_LINES) == 1
         assert commands.entry("later_two")[1:] == ("later_two [y]", 0, 1, "calls a module's function with app.part first")
         app.part = _Part()  # found when the command runs, not when it is added
         lines = []
@@ -130,7 +130,7 @@ def test_a_layer_adds_its_commands_as_lines_read_when_run_or_listed():
         assert lines[-1] == "unknown command 'latr_one'; did you mean later_one?"
         del lines[:]
         run(commands.execute("help"))
-        assert len(lines) == len(commands.table) == 24
+        assert len(lines) == len(commands.names()) == 24
         assert "  later_two [y]" + " " * 21 + "  calls a module's function with app.part first" in lines
     finally:
         remove_tree(app.top)
@@ -145,14 +145,14 @@ def test_a_module_function_gets_its_first_argument_and_a_lazy_module_is_imported
         commands = app.console.commands
         app.registry = tools = Registry(app)
         tools.add_commands("mimi.tools.gpio")  # only gpio's lines of builtin_defs.COMMANDS
-        assert sorted(name for name in commands.table if name.startswith("gpio_")) == ["gpio_allow", "gpio_deny"]
-        assert "watch_add" not in commands.table and commands.texts[-1] is COMMANDS
-        assert commands.table["gpio_allow"] is None
+        assert sorted(name for name in commands.names() if name.startswith("gpio_")) == ["gpio_allow", "gpio_deny"]
+        assert "watch_add" not in commands.names() and commands.texts[-1] == [COMMANDS, ["mimi.tools.gpio"]]
+        assert "gpio_allow" not in commands.table
         with NotImported("mimi.tools.gpio"):
             app.config.set("tool_config", "gpio_allow", "4")
             run(commands.execute("gpio_deny 4"))  # gpio.deny_command(app.config, "4"): its module imported now
             assert imported("mimi.tools.gpio") and app.config.get("tool_config", "gpio_allow") == ""
-        assert commands.table["gpio_allow"] is None and not tools._bound  # no tools made for a command
+        assert "gpio_allow" not in commands.table and not tools._bound  # no tools made for a command
         app.part = _Part()
         commands.add_lines(_LINES)
         run(commands.execute("later_two 7"))  # _later_two(app.part, "7") from this module

@@ -211,7 +211,7 @@ def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
         app.console.commands = Commands(app, app.console)
         app.registry = Registry(app)
         load_builtins(app.registry, ["mimi.tools.memory_tools"])
-        assert "memory_consolidate" in app.console.commands.table and app.agent.after_turn
+        assert "memory_consolidate" in app.console.commands.names() and app.agent.after_turn
         _fill(app, 12)
         claude = FakeClaude()
         said = _consolidate(app, FakeAgent(claude))

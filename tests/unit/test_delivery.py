@@ -289,7 +289,7 @@ def test_a_board_without_a_bot_token_loads_the_allowlist_code_at_the_first_tg_co
         with NotImported("mimi.telegram.allowlist", "mimi.telegram.live"):
             channel = _bare_channel(top, Commands)
             app, commands = channel.app, channel.app.console.commands
-            assert [name for name in ("tg_allow", "tg_role", "tg_deny", "tg_allowlist") if name in commands.table] \
+            assert [name for name in ("tg_allow", "tg_role", "tg_deny", "tg_allowlist") if name in commands.names()] \
                 == ["tg_allow", "tg_role", "tg_deny", "tg_allowlist"]
             assert app.channels["telegram"] is channel and app.services == [channel]
             assert not hasattr(channel, "note") and callable(channel.confirm)  # asked for, not called: no bot yet

@@ -389,7 +389,7 @@ def test_the_registry_loads_these_tools_and_reports_refusals_as_errors():
         assert not is_error and text == read(app.flash.user_path)
         text, is_error = run(registry.execute("gpio_write", {"pin": 4, "value": 2}, console()))
         assert is_error and "one of 0, 1" in text
-        assert "gpio_allow" in app.console.commands.table
+        assert "gpio_allow" in app.console.commands.names()
         assert sandbox.allowed_text().startswith("config/, memory/, skills/, files/")
     finally:
         _done(app)

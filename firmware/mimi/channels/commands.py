@@ -42,23 +42,38 @@ _BUILTINS = (
 )
 
 
+def _counts(text, at, modules):
+    """Does the line starting at `at` count: its text counts whole (None), or its handler is in one of the
+    modules the text was added for."""
+    if modules is None:
+        return True
+    end = text.find("\n", at)
+    for module in modules:
+        if text.find("\t" + module + ":", at, end) > 0:
+            return True
+    return False
+
+
 class Commands:
     def __init__(self, app, console):
         self.app = app
         self.console = console
-        # name: (handler, usage, fewest args, most args (-1: rest joined), description);
-        # None for a command read from its line in _BUILTINS or a text of add_lines() by entry()
+        # name: (handler, usage, fewest args, most args (-1: rest joined), description), for a command a layer
+        # added whole (add); a command of a line (add_lines) costs nothing here: its line is read when it is
+        # run or listed
         self.table = {}
-        self.texts = [_BUILTINS]  # the str constants the None entries are read from, newest last
-        self.add_lines(_BUILTINS)
+        self.texts = [[_BUILTINS, None]]  # [str constant, None or the modules whose lines count], newest last
         self.table["status"] = self.entry("status")  # whole: other layers wrap its handler
 
     def entry(self, name):
         """name's (handler, usage, fewest, most, description), or None for an unknown command."""
         entry = self.table.get(name)
-        if entry is not None or name not in self.table:
+        if entry is not None:
             return entry
-        text, fields = self._line(name)
+        found = self._line(name)
+        if found is None:
+            return None
+        text, fields = found
         _, usage, fewest, most, description, target = fields
         if text is not _BUILTINS or ":" in target:  # a module's function (see add_lines)
             handler = self._later(target)
@@ -69,13 +84,27 @@ class Commands:
         return handler, usage, int(fewest), int(most), description
 
     def _line(self, name):
-        """(the text, the fields) of name's line in the newest text that has it."""
+        """(the text, the fields) of name's line in the newest text that has it (and counts it), or None."""
         key = "\n{}\t".format(name)
-        for text in reversed(self.texts):
+        for text, modules in reversed(self.texts):
             at = text.find(key) + 1
-            if at:
+            if at and _counts(text, at, modules):
                 return text, text[at:text.find("\n", at)].split("\t")
-        raise KeyError(name)
+        return None
+
+    def names(self):
+        """Every command's name, unsorted: those added whole and those of the lines."""
+        found = list(self.table)
+        for text, modules in self.texts:
+            start, tab = 1, text.find("\t")
+            while tab > 0:
+                if _counts(text, start, modules):
+                    name = text[start:tab]
+                    if name not in found:
+                        found.append(name)
+                start = text.find("\n", tab) + 1
+                tab = text.find("\t", start)
+        return found
 
     def add(self, name, handler, usage, fewest, most, description):
         """Let a layer (Telegram, gateway...) add its commands: handler is async, gets str args."""
@@ -84,23 +113,27 @@ class Commands:
     def add_lines(self, text, module=None):
         """Let a layer add its commands from one str constant, as _BUILTINS: a line each, "\n"-led, of name,
         usage, fewest, most, description and handler, tab-separated (module: only the lines whose handler
-        is in it). A command costs its name in the table; its line is read when it is run or listed.
+        is in it). A command costs nothing but the text's place in a list; its line is read when it is run
+        or listed, and it takes over a command of that name added before.
 
         The handler is found when the command runs (find): "app.gateway.cmd_token" is an attribute path on the
         app; "mimi.mqtt.commands:cmd_set" a module's function, the module imported then; "(app)" or
         "(app.budget)" after either is the handler's first argument, before the typed ones. A handler may be
         async or plain."""
         for known in self.texts:
-            if known is text:
+            if known[0] is text:
+                if known[1] is not None and module not in known[1]:
+                    known[1] = None if module is None else known[1] + [module]
+                self.texts.remove(known)
+                self.texts.append(known)  # newest last: its lines win
                 break
         else:
-            self.texts.append(text)
+            self.texts.append([text, None if module is None else [module]])
         start, tab = 1, text.find("\t")
         while tab > 0:
-            end = text.find("\n", tab)
-            if module is None or text.find("\t" + module + ":", tab, end) > 0:
-                self.table[text[start:tab]] = None
-            start = end + 1
+            if text[start:tab] in self.table and _counts(text, start, self.texts[-1][1]):
+                del self.table[text[start:tab]]  # the line takes over (the gateway's status, say)
+            start = text.find("\n", tab) + 1
             tab = text.find("\t", start)
 
     def _later(self, target):
@@ -130,9 +163,10 @@ class Commands:
     def target(self, name):
         """The handler path a command's line names ("<module>:<function>(app.<first argument>)" or
         "app.<path>", found when it runs), or None for a built-in or a command added with its handler."""
-        if self.table.get(name) is not None or name not in self.table:
+        found = None if name in self.table else self._line(name)
+        if found is None:
             return None
-        text, fields = self._line(name)
+        text, fields = found
         return fields[5] if text is not _BUILTINS or ":" in fields[5] else None
 
     def out(self, text):
@@ -167,14 +201,14 @@ class Commands:
     def unknown(self, name):
         # A long first word may be a pasted key or token: it is not quoted back.
         shown = "unknown command '{}'".format(name) if len(name) <= _NAME_SHOWN_MAX else "unknown command"
-        near = nearest(name, self.table)
+        near = nearest(name, self.names())
         if near:
             self.out("{}; did you mean {}?".format(shown, " or ".join(near[:3])))
         else:
             self.out("{}; type help for the list, or chat <text> to talk to the agent".format(shown))
 
     async def help(self):
-        entries = [self.entry(name) for name in sorted(self.table)]
+        entries = [self.entry(name) for name in sorted(self.names())]
         width = max(len(entry[1]) for entry in entries)
         for entry in entries:
             self.out("  {}  {}".format(entry[1] + " " * (width - len(entry[1])), entry[4]))

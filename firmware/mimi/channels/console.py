@@ -25,7 +25,7 @@ class Console:
         self._broken_by_tool = False
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, SECRET_COMMANDS,
-                                 names=lambda: self.commands.table, prompt=PROMPT)  # Tab completes names
+                                 names=self.commands.names, prompt=PROMPT)  # Tab completes names
         self._lines = Queue(LINES_WAITING)
         self._questions = []  # open confirmation questions; the next line typed answers the oldest
 

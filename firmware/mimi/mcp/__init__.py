@@ -22,5 +22,9 @@ _COMMANDS = (
 
 
 def setup(app):
-    """The mcp_* console commands; their code (server_commands.py, client_commands.py) loads when typed."""
+    """The mcp_* console commands (their code, server_commands.py and client_commands.py, loads when typed),
+    then this module let go: the lines stay in flash, and a board that never uses MCP keeps none of it."""
+    from mimi import platform
+
     app.console.commands.add_lines(_COMMANDS)
+    platform.unload(__name__)

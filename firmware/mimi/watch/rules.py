@@ -56,7 +56,7 @@ class Rules:
         owner = self.words.get(word)
         if owner is not None and owner != name:
             raise WatchError("/{} is watcher {}'s command already".format(word, owner))
-        if owner is None and (word in BOT_COMMANDS or self.app.console.commands.entry(word) is not None):
+        if owner is None and (" {} ".format(word) in BOT_COMMANDS or self.app.console.commands.entry(word) is not None):
             raise WatchError("/{} is a built-in command; choose another word".format(word))
 
     def _tool_problem(self, name, data, role):
