@@ -12,7 +12,7 @@ class Edge:
         import machine
 
         self.rules, self.name, self.edge, self.debounce_ms = rules, name, edge, debounce_ms
-        self.at = [0]  # ticks_ms of the latest interrupt: written in the handler, no allocation there
+        self.at = [platform.ticks_ms()]  # ticks_ms of the latest interrupt: written in the handler, no allocation
         self.flag = platform.thread_safe_flag()
         self.pin = machine.Pin(pin, machine.Pin.IN)
         trigger = {"rising": machine.Pin.IRQ_RISING, "falling": machine.Pin.IRQ_FALLING}.get(
