@@ -279,8 +279,9 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
     sent = False
     try:
         platform.tcp_nodelay(writer)  # a request written in pieces must not wait for delayed ACKs
+        named = host if port == (443 if tls_on else 80) else "{}:{}".format(host, port)  # RFC 9110: with the port
         head = "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n".format(
-            method, path, host, length
+            method, path, named, length
         )
         for name in headers or ():
             head += "{}: {}\r\n".format(name, headers[name])
