@@ -38,7 +38,7 @@ WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
 GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
-_PARTS = ("cron", "watchers", "heartbeat", "mqtt")  # made at their first read (the header, parts.py)
+_PARTS = ("cron", "watchers", "heartbeat", "mqtt", "mcp_client")  # made at their first read (header, parts.py)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp.heartbeat.trigger\n"
 

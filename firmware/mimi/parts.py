@@ -1,5 +1,5 @@
-# The app's optional parts (cron, watchers, heartbeat, MQTT) made at their first read, and network services
-# started late: App.__getattr__'s and App.start_late's code, loaded when needed and let go at once.
+# The app's optional parts (cron, watchers, heartbeat, MQTT, the MCP client) made at their first read, and
+# network services started late: App.__getattr__'s and App.start_late's code, loaded when needed and let go.
 
 from mimi import mqtt, platform
 
@@ -21,6 +21,8 @@ def made(app, name):
         from mimi.mqtt.channel import MQTT as make
 
         app.registry.add(tool.MqttPublish(app))  # mqtt_publish comes with the channel
+    elif name == "mcp_client":
+        from mimi.mcp.client_service import Clients as make
     else:
         raise AttributeError(name)
     part = make(app)

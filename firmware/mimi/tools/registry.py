@@ -87,6 +87,13 @@ class Registry:
         self._definitions = None
         return True
 
+    def remove(self, name):
+        """Take a tool out (an MCP server's tool that is gone); False when there was none."""
+        if self.tools.pop(name, None) is None:
+            return False
+        self._definitions = None
+        return True
+
     def _warn(self, text):
         self.warnings.append(text)
         print(text)
@@ -155,12 +162,13 @@ class Registry:
         if problem:
             return "invalid input for {}: {}".format(name, problem), True
         started = platform.ticks_ms()
+        limit = getattr(tool, "timeout_s", TOOL_TIMEOUT_S)  # a tool may bound itself (MCP: mcp_config.timeout_s)
         try:
             result = run(code_of(tool), data, turn)
             if hasattr(result, "send") or hasattr(result, "__await__"):  # async run()
-                result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
+                result = await asyncio.wait_for(result, limit)
         except asyncio.TimeoutError:
-            return "{} timed out after {} s".format(name, TOOL_TIMEOUT_S), True
+            return "{} timed out after {} s".format(name, limit), True
         except ToolError as exc:
             return str(exc) or "{} failed".format(name), True
         except Exception as exc:
@@ -198,7 +206,7 @@ def bound_tools(module, app):
 
 
 def _definition(tool):
-    if isinstance(tool, LazyTool):
+    if getattr(tool, "is_json", False):  # kept encoded: a built-in's LazyTool, an MCP server's tool
         return tool
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 
