@@ -68,11 +68,11 @@ class JsonBody:
     40 KB on the standard flash) is never held whole (BENCHMARKS.md, the heap diet). Byte for byte
     what the list form gave."""
 
-    def __init__(self, system, messages, tools, model, max_tokens, tool_choice=None):
-        self.parts = (system, messages, tools, model, max_tokens, tool_choice)
+    def __init__(self, system, messages, tools, model, max_tokens, tool_choice=None, mcp_servers=None):
+        self.parts = (system, messages, tools, model, max_tokens, tool_choice, mcp_servers)
 
     def pieces(self):
-        system, messages, tools, model, max_tokens, tool_choice = self.parts
+        system, messages, tools, model, max_tokens, tool_choice, mcp_servers = self.parts
         yield b'{"model": ' + json.dumps(model).encode() + b', "max_tokens": ' + str(max_tokens).encode()
         yield b', "stream": true, "system": '
         yield from _json_value(system)
@@ -81,6 +81,9 @@ class JsonBody:
             yield from _json_value(tools)
             if tool_choice:
                 yield b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}"
+        if mcp_servers:  # Claude's MCP connector: servers the API calls itself
+            yield b', "mcp_servers": '
+            yield from _json_value(mcp_servers)
         yield b', "messages": '
         yield from _json_value(messages)
         yield b"}"
@@ -92,7 +95,11 @@ def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
 
 
 class Claude:
-    """Reads key, model, endpoint and max_tokens from the config at every call: settings apply at once."""
+    """Reads key, model, endpoint and max_tokens from the config at every call: settings apply at once.
+    `mcp_servers`: the remote MCP servers of Claude's MCP connector (set by the MCP client, mcp/), sent with
+    every call that offers tools (the agent's turns), with their toolsets and beta header."""
+
+    mcp_servers = None
 
     # The limits of one call, as class attributes so the host runner's --limits option can shorten them.
     first_byte_s = FIRST_BYTE_TIMEOUT_S
@@ -124,16 +131,19 @@ class Claude:
             "accept": "text/event-stream",
         }
         line_max = SSE_LINE_MAX
+        servers = self.mcp_servers if tools else None  # the connector rides with the agent's tools
         if tools:
             from mimi.llm import server_tools
 
+            if servers:
+                tools = list(tools) + server_tools.toolsets(servers)
             beta = server_tools.beta_header(tools)
             if beta:
                 headers["anthropic-beta"] = beta
             if server_tools.has_server_tools(tools):
                 line_max = SERVER_LINE_MAX
         max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
-        body = JsonBody(system, messages, tools, model, max_tokens, tool_choice)
+        body = JsonBody(system, messages, tools, model, max_tokens, tool_choice, servers)
         backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
         attempt = 1
         while True:

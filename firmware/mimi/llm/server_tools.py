@@ -1,9 +1,12 @@
-# Claude's own tools: web search (and web fetch, behind its beta header) run on Anthropic's side; links.
+# Claude's own tools: web search (and web fetch, behind its beta header) run on Anthropic's side; links; the
+# MCP connector's toolsets (remote MCP servers the API calls itself, behind their beta header).
 from mimi.platform import const
 
 SEARCH_TYPE = "web_search_20250305"
 FETCH_TYPE = "web_fetch_20250910"
 FETCH_BETA = "web-fetch-2025-09-10"  # the anthropic-beta header web_fetch needs
+MCP_TOOLSET = "mcp_toolset"  # one per server of the request's mcp_servers, in its tools
+MCP_BETA = "mcp-client-2025-11-20"  # the anthropic-beta header the MCP connector needs
 FETCH_CONTENT_TOKENS = const(6000)  # a fetched page is cut here: keeps the stream's events bounded
 SERVER, DEVICE, OFF = "server", "device", "off"
 MODES = (SERVER, DEVICE, OFF)
@@ -58,11 +61,20 @@ def has_server_tools(tools):
 
 
 def beta_header(tools):
-    """The anthropic-beta value a request with these tools needs, or None."""
+    """The anthropic-beta value a request with these tools needs (comma-separated), or None."""
+    betas = []
     for tool in tools or ():
-        if isinstance(tool, dict) and tool.get("type") == FETCH_TYPE:
-            return FETCH_BETA
-    return None
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        beta = FETCH_BETA if kind == FETCH_TYPE else MCP_BETA if kind == MCP_TOOLSET else None
+        if beta and beta not in betas:
+            betas.append(beta)
+    return ",".join(betas) or None
+
+
+def toolsets(servers):
+    """The tools entries Claude's MCP connector needs: one mcp_toolset per server of mcp_servers (all its
+    tools on), after the device's tools so the cached prefix stays as it was."""
+    return [{"type": MCP_TOOLSET, "mcp_server_name": server["name"]} for server in servers]
 
 
 def _host(url):

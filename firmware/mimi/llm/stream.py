@@ -28,15 +28,8 @@ USAGE_KEYS = (
     "cache_read_input_tokens",
 )
 
-_KNOWN_EVENTS = (
-    "message_start",
-    "content_block_start",
-    "content_block_delta",
-    "content_block_stop",
-    "message_delta",
-    "message_stop",
-    "error",
-)
+_KNOWN_EVENTS = ("message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                 "message_delta", "message_stop", "error")
 
 
 class StreamError(Exception):
@@ -91,7 +84,7 @@ class MessageAssembler:
         self.server_blocks = 0
         self._links = {}  # index of a text block citing web pages -> " ([site](url))" shown after it
         self._linked = []  # URLs linked so far: each page once per reply
-        self.started_tool = None  # name of a server tool whose call just began (for "searching the web...")
+        self.started_tool = None  # a server tool (or MCP connector server) whose call just began: the draft says so
         self._open = {}  # index -> block still streaming (None for a block type we skip)
         self._finished = {}  # index -> finished block dict
         self._text_size = 0
@@ -250,8 +243,10 @@ class MessageAssembler:
             _get(block, "tool_use_id", str, "{} block {}".format(kind, index))
             self._finished[index] = block
             opened = None
-        else:  # thinking, redacted_thinking, server tools, future types: not ours to keep
-            opened = None
+        else:  # thinking, redacted_thinking, the MCP connector's blocks, future types: not ours to keep
+            opened = None  # (an MCP connector's turn: the session keeps the answer's text only)
+            if kind == "mcp_tool_use" and isinstance(block.get("server_name"), str):
+                self.started_tool = block["server_name"]  # the draft says "using <server>..."
         self._open[index] = opened
 
     def _delta(self, event):
