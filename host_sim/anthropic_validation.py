@@ -2,6 +2,7 @@
 import json
 import re
 
+from host_sim import anthropic_mcp
 from host_sim.unicode_text import holds_surrogate
 
 API_VERSIONS = ("2023-06-01", "2023-01-01")
@@ -11,7 +12,8 @@ TOP_LEVEL_FIELDS = frozenset((
     "mcp_servers", "context_management"))
 BLOCK_TYPES = frozenset((
     "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
-    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result"))
+    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "mcp_tool_use",
+    "mcp_tool_result"))
 # Claude's server tools by versioned type, and the beta header a type needs (None: generally available).
 SERVER_TOOL_TYPES = {"web_search_20250305": ("web_search", None), "web_search_20260209": ("web_search", None),
                      "web_fetch_20250910": ("web_fetch", "web-fetch-2025-09-10")}
@@ -66,6 +68,8 @@ def check_body(raw, known_models, headers=None):
     for field in body:
         if field not in TOP_LEVEL_FIELDS:
             _bad("{}: Extra inputs are not permitted".format(field))
+    betas = anthropic_mcp.betas_of(headers)
+    anthropic_mcp.check(body, betas, _bad)  # Claude's MCP connector: mcp_servers, the toolsets, the beta
     for field in ("model", "max_tokens", "messages"):
         if field not in body:
             _bad("{}: Field required".format(field))
@@ -79,7 +83,7 @@ def check_body(raw, known_models, headers=None):
     if "stream" in body and not isinstance(body["stream"], bool):
         _bad("stream: Input should be a valid boolean")
     _check_system(body.get("system"))
-    _check_tools(body.get("tools"), (headers or {}).get("anthropic-beta", ""))
+    _check_tools(body.get("tools"), (headers or {}).get("anthropic-beta", ""), betas)
     _check_messages(body["messages"])
     if known_models is not None and body["model"] not in known_models:
         raise Invalid(404, "not_found_error", "model: {}".format(body["model"]))
@@ -123,7 +127,7 @@ def _check_server_tool(tool, where, betas):
         _bad("{}.max_uses: Input should be greater than 0".format(where))
 
 
-def _check_tools(tools, betas=""):
+def _check_tools(tools, betas="", beta_list=()):
     if tools is None:
         return
     if not isinstance(tools, list):
@@ -133,6 +137,10 @@ def _check_tools(tools, betas=""):
         where = "tools.{}".format(i)
         if not isinstance(tool, dict):
             _bad("{}: Input should be a valid dictionary".format(where))
+        if anthropic_mcp.is_toolset(tool, beta_list):
+            continue  # no name of its own: checked with mcp_servers
+        if tool.get("type") == anthropic_mcp.TOOLSET:  # without the connector's beta: an unknown tag
+            _check_server_tool(tool, where, betas)
         name = tool.get("name")
         if not isinstance(name, str) or not TOOL_NAME.match(name):
             _bad("{}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'".format(where))

@@ -12,7 +12,7 @@ from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
     error, escape_non_ascii, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
-from host_sim.sse_server_tools import web_result, web_search  # noqa: F401  (re-exported)
+from host_sim.sse_server_tools import mcp_tool, web_result, web_search  # noqa: F401  (re-exported)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the real Messages API's request size limit
 _READ_PIECE = 64 * 1024

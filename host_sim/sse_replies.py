@@ -154,7 +154,7 @@ class Reply:
             elif "input" in block:
                 yield from self._deltas(index, None, block["input"], garbage)
             yield WRITE, sse("content_block_stop", {"type": "content_block_stop", "index": index})
-            if block["type"] == "server_tool_use" and self.search_seconds:
+            if block["type"] in ("server_tool_use", "mcp_tool_use") and self.search_seconds:
                 yield SLEEP, self.search_seconds  # Anthropic runs the search: its result comes a while later
         if not pinged:
             yield WRITE, PING
@@ -174,8 +174,10 @@ class Reply:
             opened = {"type": "text", "text": ""}
             if block.get("citations"):
                 opened["citations"] = []
-        elif block["type"] in ("tool_use", "server_tool_use"):
+        elif block["type"] in ("tool_use", "server_tool_use", "mcp_tool_use"):
             opened = {"type": block["type"], "id": block["id"], "name": block["name"], "input": {}}
+            if "server_name" in block:  # mcp_tool_use: the connector's server
+                opened["server_name"] = block["server_name"]
         else:  # a server tool's result arrives whole in its content_block_start
             opened = dict(block)
         event = {"type": "content_block_start", "index": index, "content_block": opened}

@@ -1,4 +1,5 @@
-# Claude's server tools as the real stream sends them: web_search and web_fetch blocks, citations.
+# Claude's server tools as the real stream sends them: web_search and web_fetch blocks, citations; the MCP
+# connector's mcp_tool_use and mcp_tool_result blocks.
 import base64
 import secrets
 
@@ -54,4 +55,21 @@ def web_search(query, results, answer=(), intro=None, pause=False, tool="web_sea
         blocks.append({"type": "text", "text": said, "citations": [citation]})
     reply = Reply(blocks, "pause_turn" if pause else "end_turn", chunk, delay)
     reply.search_seconds = search_seconds
+    return reply
+
+
+def mcp_tool(server, name, input, result, answer="", intro=None, is_error=False, chunk=DEFAULT_CHUNK, delay=0.0,
+             call_seconds=0.5):
+    """Claude used a tool of a remote MCP server (the connector: Anthropic's API called it), streamed as the real
+    API does: an optional intro text, the mcp_tool_use block (its input as input_json_delta), the
+    mcp_tool_result (whole, in content_block_start; `result` is its text), then the answer's text."""
+    blocks = [_text_block(intro)] if intro else []
+    call_id = new_id("mcptoolu")
+    blocks.append({"type": "mcp_tool_use", "id": call_id, "name": name, "server_name": server, "input": input})
+    blocks.append({"type": "mcp_tool_result", "tool_use_id": call_id, "is_error": is_error,
+                   "content": [{"type": "text", "text": result}]})
+    if answer:
+        blocks.append(_text_block(answer))
+    reply = Reply(blocks, "end_turn", chunk, delay)
+    reply.search_seconds = call_seconds  # the wait after the call block: Anthropic calls the server
     return reply
