@@ -1,6 +1,7 @@
 # One MCP server over Streamable HTTP, as its client, in whichever era it speaks: the 2026-07-28 stateless
 # revision first (server/discover, the per-request _meta envelope), else the initialize handshake (2025-11-25
 # offered, an older choice of the server's taken), its Mcp-Session-Id kept and a lost session opened again once.
+import asyncio
 import json
 
 from mimi import VERSION, jsontext
@@ -65,6 +66,7 @@ class Connection:
         self.session = None  # Mcp-Session-Id (the handshake era)
         self.tools_changed = False
         self._ids = 0
+        self._negotiating = asyncio.Lock()  # a call and a list fetch at once negotiate once
 
     @property
     def modern(self):
@@ -73,14 +75,21 @@ class Connection:
     async def request(self, method, params, timeout_s):
         """The result of one request, the era negotiated first when needed. McpError, Down."""
         if self.version is None:
-            await self.negotiate(timeout_s)
+            await self._negotiate_once(timeout_s, (None, None))
+        used = (self.version, self.session)
         try:
             return await self._send(method, params, timeout_s, self.version)
         except McpError as exc:
             if not isinstance(exc, _SessionLost) and exc.code != UNSUPPORTED_VERSION:
                 raise
-        await self.negotiate(timeout_s)  # a restarted server: a new session, or another era
+        await self._negotiate_once(timeout_s, used)  # a restarted server: a new session, or another era
         return await self._send(method, params, timeout_s, self.version)
+
+    async def _negotiate_once(self, timeout_s, failed):
+        """Negotiate unless another request did since `failed` (the version and session that did not work)."""
+        async with self._negotiating:
+            if (self.version, self.session) == failed:
+                await self.negotiate(timeout_s)
 
     async def cancel(self, timeout_s):
         """Tell a handshake-era server the last request was given up (in the 2026-07-28 era the closed stream

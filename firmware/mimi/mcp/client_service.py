@@ -34,6 +34,7 @@ class _Server:
         self.down = None  # why it cannot be reached, while it cannot
         self.retry = Backoff(RETRY_FIRST_S * 1000, RETRY_MAX_S * 1000)
         self.retry_at = None  # ticks before which a down server is left alone
+        self.fetching = asyncio.Lock()  # the task's fetch and a command's never both run
 
     def age_ms(self):
         return platform.ticks_diff(platform.ticks_ms(), self.fetched_ms) if self.fetched_ms is not None else None
@@ -98,10 +99,14 @@ class Clients:
 
     async def fetch(self, server):
         """Fetch a server's list now and hold its tools: None, or why it failed (said once on the console)."""
-        try:
-            await self.refresh(server)
-        except (Down, McpError) as exc:
-            return self._went_down(server, _why(exc))
+        busy = server.fetching.locked()
+        async with server.fetching:
+            if busy:  # fetched just now by the task (or a command): its outcome stands
+                return server.down
+            try:
+                await self.refresh(server)
+            except (Down, McpError) as exc:
+                return self._went_down(server, _why(exc))
         return None
 
     async def refresh(self, server):
