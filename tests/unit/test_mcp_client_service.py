@@ -209,3 +209,38 @@ def test_mcp_remote_is_for_claudes_connector_and_mcp_tools_says_the_board_does_n
         assert app.claude.mcp_servers is None
     finally:
         remove_tree(app.top)
+
+
+def test_every_page_of_a_long_list_is_followed_and_a_gone_tool_leaves_the_registry():
+    app = _app("mcp-pages")
+    pages = {None: ([ADD], "p2"), "p2": ([SLOW], "p3"), "p3": ([MULTIPLY], None)}
+
+    def answer(message, headers):
+        if message["method"] == "server/discover":
+            return _json(message, {"supportedVersions": [MODERN]})
+        tools, cursor = pages[message["params"].get("cursor")]
+        result = {"tools": tools, "ttlMs": 60000}
+        if cursor:
+            result["nextCursor"] = cursor
+        return _json(message, result)
+
+    async def scenario(url):
+        from mimi.mcp import client_commands
+
+        with Said():
+            await client_commands.add(app, "local", url)
+        held = sorted(name for name in app.registry.tools if name.startswith("mcp__"))
+        pages["p2"] = ([], "p3")  # slow is gone from the server
+        await app.mcp_client.fetch(app.mcp_client.servers["local"])
+        return held, sorted(name for name in app.registry.tools if name.startswith("mcp__"))
+
+    try:
+        stub = Stub(answer)
+        held, after = stub.run(scenario)
+        assert held == ["mcp__local__add", "mcp__local__multiply", "mcp__local__slow"]
+        assert [m["params"].get("cursor") for _, _, m in stub.seen if m["method"] == "tools/list"][:3] == [
+            None, "p2", "p3"]
+        assert after == ["mcp__local__add", "mcp__local__multiply"]
+        assert app.mcp_client.servers["local"].fresh_ms == 60000  # ttlMs: not stale after a call for a minute
+    finally:
+        remove_tree(app.top)
