@@ -46,20 +46,24 @@ class Said:
 
 def test_a_board_without_mcp_servers_loads_no_client_code_and_one_with_them_makes_it_at_boot():
     app = _app("mcp-lazy")
+    lazy = ("mimi.mcp.client_service", "mimi.mcp.client_local", "mimi.mcp.client", "mimi.mcp.client_answer",
+            "mimi.mcp.client_tools", "mimi.mcp.store")
     try:
-        with NotImported("mimi.mcp.client_service", "mimi.mcp.client", "mimi.mcp.store"):
+        with NotImported(*lazy):
             assert mcp.setup(app) is None
-            assert not imported("mimi.mcp.client_service") and not imported("mimi.mcp.client")
-            assert not imported("mimi.mcp.store")
+            assert not [name for name in lazy if imported(name)]
             with open(app.flash.root + "/mcp.json", "w") as f:
-                json.dump({"servers": [{"name": "home", "url": "http://192.168.1.10:8123/api/mcp", "remote": False},
-                                       {"name": "docs", "url": "https://mcp.example.com/mcp", "token": "t0k",
+                json.dump({"servers": [{"name": "docs", "url": "https://mcp.example.com/mcp", "token": "t0k",
                                         "remote": True}]}, f)
             clients = mcp.setup(app)  # the next boot: the part made, to start with the network services
             assert clients is app.mcp_client and app.services == [clients] and app.tasks == []
-            assert list(clients.servers) == ["home"]
             assert app.claude.mcp_servers == [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs",
                                                "authorization_token": "t0k"}]
+            # Claude's connector alone: the client's transport and tools are not loaded
+            assert not imported("mimi.mcp.client_local") and not imported("mimi.mcp.client")
+            clients.store.add("home", "http://192.168.1.10:8123/api/mcp")
+            clients.apply()
+            assert list(clients.servers) == ["home"] and imported("mimi.mcp.client")
     finally:
         remove_tree(app.top)
 
@@ -97,7 +101,7 @@ def test_mcp_add_holds_the_tools_as_operator_confirm_and_a_call_goes_to_the_serv
         text = await app.registry.execute("mcp__local__add", {"a": 2, "b": 3}, turn.console())
         tools.append(MULTIPLY)  # ttlMs 0: the list is stale after every call, fetched again in the background
         assert app.mcp_client.servers["local"].due
-        await app.mcp_client.fetch(app.mcp_client.servers["local"])
+        await app.mcp_client.servers["local"].fetch()
         with Said() as said:
             await client_commands.list_all(app)
         listed = said.text
@@ -231,7 +235,7 @@ def test_every_page_of_a_long_list_is_followed_and_a_gone_tool_leaves_the_regist
             await client_commands.add(app, "local", url)
         held = sorted(name for name in app.registry.tools if name.startswith("mcp__"))
         pages["p2"] = ([], "p3")  # slow is gone from the server
-        await app.mcp_client.fetch(app.mcp_client.servers["local"])
+        await app.mcp_client.servers["local"].fetch()
         return held, sorted(name for name in app.registry.tools if name.startswith("mcp__"))
 
     try:

@@ -22,55 +22,61 @@ class Cut:
         self.keep = keep
         self.inside = False  # in a string
         self.kept = 0  # bytes of the current string kept
-        self.full = False  # the current string was cut
-        self.escape = b""  # an escape sequence not complete yet: kept whole or not at all
+        self.full = False  # the current string was cut: its bytes are left out up to its closing quote
+        self.escape = 0  # in an escape: -1 wants its kind byte, n > 0 hex digits of a \u escape to come
 
     def feed(self, data):
-        out, i, n = [], 0, len(data)
+        """The piece with every string's bytes past `keep` left out and the mark put in their place: the piece
+        itself, not a copy, when nothing is cut (the usual case: no list of small pieces, no allocation)."""
+        spans = [[0, None, False]] if self.inside and self.full else None  # [start, end, marked] to leave out
+        i, n = 0, len(data)
         while i < n:
-            if not self.inside:
+            if self.escape:
+                self.escape = (4 if data[i] == 0x75 else 0) if self.escape < 0 else self.escape - 1  # 0x75: u
+                i += 1
+            elif not self.inside:
                 quote = data.find(b'"', i)
                 if quote < 0:
-                    out.append(data[i:])
                     break
-                out.append(data[i : quote + 1])
                 self.inside, self.kept, self.full, i = True, 0, False, quote + 1
-            elif self.escape:
-                self.escape += data[i : i + 1]
-                i += 1
-                if len(self.escape) == 6 or len(self.escape) == 2 and self.escape != b"\\u":
-                    self._keep(out, self.escape)
-                    self.escape = b""
             else:
                 end, quote, slash = n, data.find(b'"', i), data.find(b"\\", i)
                 if 0 <= quote < end:
                     end = quote
                 if 0 <= slash < end:
                     end = slash
-                if end > i:
-                    self._keep(out, data[i:end])
-                if end < n:
-                    if data[end] == 0x22:  # the closing quote
-                        out.append(b'"')
-                        self.inside = False
+                if not self.full:
+                    room = self.keep - self.kept
+                    if end - i > room:  # cut inside these plain bytes, never inside a character
+                        spans = self._cut(spans, i + utf8.boundary(data[i : i + room]))
                     else:
-                        self.escape = b"\\"
+                        self.kept += end - i
+                if end < n and data[end] == 0x22:  # the closing quote: kept
+                    if spans and spans[-1][1] is None:
+                        spans[-1][1] = end
+                    self.inside = False
+                elif end < n:  # an escape: kept whole (6 bytes room, the longest) or left out whole
+                    if not self.full and self.keep - self.kept < 6:
+                        spans = self._cut(spans, end)
+                    self.kept += 6
+                    self.escape = -1
                 i = end + 1
-        return b"".join(out)
+        if not spans:
+            return data
+        pieces, at = [], 0
+        for start, stop, marked in spans:
+            pieces.append(data[at:start])
+            if marked:
+                pieces.append(_CUT_MARK)
+            at = n if stop is None else stop
+        pieces.append(data[at:])
+        return b"".join(pieces)
 
-    def _keep(self, out, piece):
-        if self.full:
-            return
-        room = self.keep - self.kept
-        if len(piece) <= room:
-            out.append(piece)
-            self.kept += len(piece)
-            return
-        if piece[:1] != b"\\":
-            piece = piece[:room]
-            out.append(piece[: utf8.boundary(piece)])
-        out.append(_CUT_MARK)
+    def _cut(self, spans, at):
         self.full = True
+        spans = spans or []
+        spans.append([at, None, True])
+        return spans
 
 
 class Answer:

@@ -19,7 +19,7 @@ async def add(app, name, url, token=None):
     replaced = clients.store.add(name, url, token)[1]
     clients.apply()
     server = clients.servers[name]
-    why = await clients.fetch(server)
+    why = await server.fetch()
     done = "updated" if replaced else "added"
     if why is not None:
         _say("MCP server {} {} (saved), but it did not answer: {}; its tools come when it does".format(
@@ -75,7 +75,7 @@ async def tools(app, name):
              .format(name))
         return
     server = clients.servers[name]
-    why = await clients.fetch(server)
+    why = await server.fetch()
     if why is not None:
         _say("{}: {}".format(name, why))
         return
