@@ -5,13 +5,15 @@
 # through the fake API.
 import json
 import re
+import shutil
 import threading
 import time
 
 import pytest
 
 from host_sim.fake_anthropic import mcp_tool, text, tool_use
-from tests.e2e.conftest import OWNER_ID, free_port
+from tests.certs import make_test_ca
+from tests.e2e.conftest import API_KEY, OWNER_ID, free_port
 from tests.runtimes import ROMFS_MP_HEAP, RUNTIMES, romfs_runtime
 
 mcp_server = pytest.importorskip("mcp.server.mcpserver")
@@ -39,8 +41,8 @@ class SdkServer:
     era "2025-11-25": a server of that revision, which refuses a request of a later protocol version as the
     SDK of that time did (400, a JSON-RPC error). `seen`: (method, headers) of every request."""
 
-    def __init__(self, era, token=TOKEN):
-        self.era, self.token, self.port, self.seen = era, token, free_port(), []
+    def __init__(self, era, token=TOKEN, tls=None):
+        self.era, self.token, self.port, self.seen, self.tls = era, token, free_port(), [], tls
         app = mcp_server.MCPServer("local")
 
         @app.tool()
@@ -71,13 +73,16 @@ class SdkServer:
             return "grown"
 
         self.app = app.streamable_http_app(stateless_http=era == "2026-07-28")
+        certificate = dict(ssl_certfile=tls["server.pem"], ssl_keyfile=tls["server.key"]) if tls else {}
         config = uvicorn.Config(self._asgi, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                interface="asgi3")
+                                interface="asgi3", **certificate)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property
     def url(self):
+        if self.tls:  # the test certificate names localhost
+            return "https://localhost:{}/mcp".format(self.port)
         return "http://127.0.0.1:{}/mcp".format(self.port)
 
     def methods(self):
@@ -228,8 +233,6 @@ def test_the_server_list_survives_a_restart_and_its_tools_come_back_without_a_co
     sdk = SdkServer("2025-11-25").start()
     try:
         dev = boot()
-        from tests.e2e.conftest import API_KEY
-
         dev.command("set_api_key " + API_KEY)
         _added(dev, sdk)
         dev.command("restart")
@@ -238,6 +241,24 @@ def test_the_server_list_survives_a_restart_and_its_tools_come_back_without_a_co
         fake.script(text("Still here."))
         dev.command("chat hello", timeout=30)
         assert "mcp__local__add" in _names(fake.wait_requests(1)[0])
+    finally:
+        sdk.stop()
+
+
+def test_https_with_the_verifying_tls_context_a_trusted_ca_and_an_unknown_one(boot, flash, tmp_path):
+    (tmp_path / "ca").mkdir()
+    paths = make_test_ca(tmp_path / "ca")
+    sdk = SdkServer("2026-07-28", tls=paths).start()
+    try:
+        dev = boot()
+        out = _added(dev, sdk)
+        assert "but it did not answer: the TLS certificate of localhost is not trusted" in out, out
+        certs = flash / "data" / "certs"
+        certs.mkdir(exist_ok=True)
+        shutil.copy(paths["ca.der"], certs / "test_ca.der")
+        dev.command("restart")  # the trusted certificates are read at boot
+        dev.ready()
+        assert "MCP server local updated (2026-07-28): 3 tools" in _added(dev, sdk)
     finally:
         sdk.stop()
 
