@@ -68,6 +68,8 @@ class LocalServer:
             ttl, cursor = result.get("ttlMs"), result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor or len(found) >= TOOLS_MAX:
                 break
+        if self.clients.servers.get(self.name) is not self:
+            return  # removed (or changed) while its list was on the way: its tools are not wanted
         self.hold(found[:TOOLS_MAX])
         self.fetched_ms = platform.ticks_ms()
         self.fresh_ms = ttl if conn.modern and isinstance(ttl, int) and ttl >= 0 else REFRESH_S * 1000
@@ -127,7 +129,8 @@ class LocalServer:
 
     def _went_down(self, why):
         if self.down is None:
-            print("mcp: {}: {}; its tools answer with an error until it is back".format(self.name, why))
+            print("mcp: {}: {}; {}".format(self.name, why, "its tools answer with an error until it is back"
+                                           if self.tools else "its tools come when it answers"))
         self.down = why
         self.retry_at = platform.ticks_add(platform.ticks_ms(), self.retry.next())
         return why
