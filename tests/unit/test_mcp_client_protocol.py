@@ -125,8 +125,9 @@ def _handshake_server(version="2025-06-18", lose_session_at=None):
             ).encode()
         if method == "initialize":
             state["sessions"] += 1
-            return _json(message, {"protocolVersion": version, "capabilities": {"tools": {"listChanged": True}},
-                                   "serverInfo": {"name": "t"}}, extra={"Mcp-Session-Id": "s{}".format(state["sessions"])})
+            result = {"protocolVersion": version, "capabilities": {"tools": {"listChanged": True}},
+                      "serverInfo": {"name": "t"}}
+            return _json(message, result, extra={"Mcp-Session-Id": "s{}".format(state["sessions"])})
         if method == "notifications/initialized":
             return 202, {}, b""
         state["calls"] += 1
