@@ -6,6 +6,7 @@ import json
 from mimi.platform import const
 from mimi.safety import roles
 from mimi.safety.policy import CONFIRM
+from mimi.tools.lazy_tool import Encoded
 from mimi.tools.registry import RESULT_MAX, ToolError
 
 PREFIX = "mcp__"
@@ -49,12 +50,11 @@ def definition(name, tool, server):
         json.dumps(name), json.dumps(description), encoded).encode()
 
 
-class RemoteTool:
+class RemoteTool(Encoded):
     """A tool of an MCP server, as the registry holds it: its own request definition, kept encoded (is_json,
     len(), chunks(): written into the request as it is, like a built-in's LazyTool); description and schema
     decoded when asked. run() asks the server through the MCP client, bounded by mcp_config.timeout_s."""
 
-    is_json = True
     acting = True  # [safety] it may change the world: the circuit breaker counts it
     tier = roles.OPERATOR  # [safety] the owner may lower or raise its level with tool_policy, not its tier
     level = CONFIRM
@@ -75,14 +75,6 @@ class RemoteTool:
 
     def _decoded(self):
         return json.loads(self.encoded)
-
-    @property
-    def description(self):
-        return self._decoded()["description"]
-
-    @property
-    def schema(self):
-        return self._decoded()["input_schema"]
 
     async def run(self, data):
         return await self.clients.call(self.server, self.remote_name, data)

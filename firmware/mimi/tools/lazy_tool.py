@@ -25,14 +25,27 @@ def add_lazy(registry, module_name):
         at = defs.find(key, definition)
 
 
-class LazyTool:
+class Encoded:
+    """A tool held as its request definition, encoded (is_json: llm/claude.py writes its chunks() as they
+    are); description and schema decoded from it when asked (a call's input check, tool_list)."""
+
+    is_json = True
+
+    @property
+    def description(self):
+        return self._decoded()["description"]
+
+    @property
+    def schema(self):
+        return self._decoded()["input_schema"]
+
+
+class LazyTool(Encoded):
     """A built-in tool held as data: its line in builtin_defs.DEFS, a bytes constant that stays in flash on a
     ROMFS board; the tool keeps only where its definition starts. It is its own request definition
     (is_json, len(), chunks(): a view of the JSON in DEFS, written as llm/claude.py writes a PromptFile);
     description and schema are decoded from it when asked (a call's input check, the tool_list command).
     The registry runs code(): the real tool, its module imported and set up at the first call."""
-
-    is_json = True
 
     def __init__(self, registry, at):  # at: where its definition starts in DEFS
         self._registry, self._at = registry, at
@@ -69,14 +82,6 @@ class LazyTool:
     def _decoded(self):
         defs = _defs()
         return json.loads(defs[self._at : defs.find(b"\n", self._at)])
-
-    @property
-    def description(self):
-        return self._decoded()["description"]
-
-    @property
-    def schema(self):
-        return self._decoded()["input_schema"]
 
     def code(self):
         """The real tool, bound to the app: its module imported and set up at the first call (registry.code)."""
