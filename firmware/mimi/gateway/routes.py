@@ -1,4 +1,5 @@
-# The gateway's routes: the chat page, its attachments script, uploads and /ws (imported at the first connection).
+# The gateway's routes: the chat page, its attachments script, uploads, /ws and /mcp (imported at the first
+# connection).
 from microdot import Response
 
 from mimi.gateway.web import Web, refuse
@@ -23,10 +24,12 @@ class Routes(Web):
     def __init__(self, gateway):
         super().__init__()
         self.gateway = gateway
+        self.mcp = None  # the MCP server (mcp/server.py), made at the first /mcp request
         self.get("/")(self._page)
         self.route("/ws")(self._ws)
         self.post("/upload")(self._upload)
         self.get("/attach.js")(self._attach_script)
+        self.route("/mcp", methods=["GET", "POST", "DELETE"])(self._mcp)
 
     async def _page(self, request):
         path = self.gateway.app.www_dir + "/" + _PAGE_NAME
@@ -65,3 +68,15 @@ class Routes(Web):
                 return await refuse(request, "503 Service Unavailable", _SHORT_OF_MEMORY,
                                     "Retry-After: 10")
         return await gateway.sessions.serve(request)
+
+    async def _mcp(self, request):
+        if self.mcp is None:
+            try:
+                from mimi.mcp.server import Server
+
+                self.mcp = Server(self.gateway.app)
+            except MemoryError:  # nothing done yet: the client may try again
+                print("gateway: no memory to load the MCP server; refused a client")
+                return Response('{"error": "' + _SHORT_OF_MEMORY + '"}', 503,
+                                {"Content-Type": "application/json", "Retry-After": "10"})
+        return await self.mcp.serve(request)

@@ -1,0 +1,64 @@
+# The `mcp` channel: the MCP tool `ask` puts a turn of the board's own agent on the bus (session mcp_<client>) and
+# waits for the reply the dispatcher hands to this channel. Made at the first ask (mcp/server_tools.py).
+import asyncio
+
+from mimi.bus.message import Message
+from mimi.platform import const
+
+CHANNEL = "mcp"
+ASKS_MAX = const(2)  # questions of MCP clients waiting for the agent at once
+# An answer later than this is not waited for (it is still saved in the session): a client of the TypeScript
+# SDK (Claude Desktop) gives up on a request after 60 s.
+ASK_TIMEOUT_S = const(55)
+ANSWER_MAX = const(16 * 1024)  # characters of an answer returned; a longer one is cut with CUT_NOTE
+CUT_NOTE = "\n\n[answer cut at {} characters]"
+_FAILED_KINDS = ("error", "refused")  # agent/loop.py: a failed turn, a budget's or rate limit's refusal
+
+
+class Asks:
+    """The `mcp` channel (app.channels): a reply goes to the ask waiting for it, found by the number its
+    question carried in meta (the agent sends the question's meta back as the reply's meta["request"])."""
+
+    def __init__(self, app):
+        self.app = app
+        self.waiting = {}  # ask number -> [asyncio.Event, (answer, is_error) once it came]
+        self._next = 1
+        app.channels[CHANNEL] = self
+
+    async def ask(self, client, text, role):
+        """(answer, is_error) of one turn of the agent for `client`, acting with `role`; never raises."""
+        if len(self.waiting) >= ASKS_MAX:
+            return ("not asked: the board's agent is busy with {} questions of MCP clients; ask again in a "
+                    "moment".format(ASKS_MAX)), True
+        number = self._next
+        self._next += 1
+        slot = [asyncio.Event(), None]
+        self.waiting[number] = slot
+        # "mcp" in meta: an unattended turn (tools set to confirm are refused); "role": the role it acts with
+        question = Message(CHANNEL, client, text, {"mcp": client, "role": role, "ask": number})
+        try:
+            await asyncio.wait_for(self._turn(question, slot[0]), ASK_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            return ("the board's agent did not answer within {} s; its answer, when it comes, is kept in the "
+                    "conversation mcp_{}".format(ASK_TIMEOUT_S, client)), True
+        finally:
+            del self.waiting[number]
+        return slot[1]
+
+    async def _turn(self, question, answered):
+        await self.app.bus.inbound.put(question)
+        await answered.wait()
+
+    async def send(self, message):
+        meta = message.meta if isinstance(message.meta, dict) else {}
+        request = meta.get("request")
+        slot = self.waiting.get(request.get("ask")) if isinstance(request, dict) else None
+        if slot is None:  # a late answer, or a message for an MCP client (nobody to hand it to)
+            print("mcp: a message for {} came with no ask waiting; dropped (the session keeps answers)".format(
+                message.chat_id))
+            return
+        text = message.content
+        if len(text) > ANSWER_MAX:
+            text = text[:ANSWER_MAX] + CUT_NOTE.format(ANSWER_MAX)
+        slot[1] = (text, meta.get("kind") in _FAILED_KINDS)
+        slot[0].set()
