@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from bench import conversation, gateway, heap, machine, mqtt, photo, rules, storage, telegram
+from bench import conversation, gateway, heap, machine, mcp, mqtt, photo, rules, storage, telegram
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -23,6 +23,7 @@ GROUPS = (
     (("sse_parsing",), lambda fake, log: (storage.sse_parsing(log),)),
     (("mqtt_in_to_out",), mqtt.measure),
     (("local_rules",), lambda fake, log: (rules.measure(fake, log),)),
+    (("mcp_round_trip", "mcp_session_heap"), mcp.measure),
 )
 
 

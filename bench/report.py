@@ -15,6 +15,8 @@ GOALS = {
     "mqtt_in_to_out": "report (a real Mosquitto on loopback, instant fake brain)",
     "photo_turn_heap": "a 200 KB photo turn's peak heap within 16 KB of a text turn's (issue 14)",
     "local_rules": "edge to action p99 <= 20 ms on MicroPython; 0 tokens a day for a rule (issue 21)",
+    "mcp_round_trip": "report: a tools/call through the board's MCP server, p50/p99 (issue 22)",
+    "mcp_session_heap": "report: the heap one MCP session holds, ROMFS form (issue 22)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -77,6 +79,8 @@ def verdicts(figures):
           "ratio {}".format(hist.get("ratio_longest_to_100")))
     judge("sse_parsing", None, "reported only")
     judge("mqtt_in_to_out", None, "reported only")
+    judge("mcp_round_trip", None, "reported only")
+    judge("mcp_session_heap", None, "reported only")
     boot = _get(figures, "boot_to_ready", "mpy").get("ready_ms", {})
     judge("boot_to_ready", boot.get("median") is not None and boot["median"] <= 500,
           "median {} ms".format(boot.get("median")))
@@ -144,6 +148,14 @@ def _rows(name, figure):
                          f["edge_to_action_ms"]["median"], f["edge_to_action_ms"]["p99"],
                          f["edge_alloc_bytes"]["median"], f["sixteen_rules_kb"], f["per_rule_bytes"],
                          f["model_tokens_per_day"], f["rule_tokens_per_day"]))
+        elif name == "mcp_round_trip":
+            value = "p50 {} ms, p99 {} ms (n={})".format(f["median"], f["p99"], f["n"])
+        elif name == "mcp_session_heap":
+            value = ("the first session holds {} KB (the server's code, one session, the called tool; one more "
+                     "session {} KB), peak +{} KB, above the gateway in use (its web server {} KB, any first "
+                     "connection's); the tool list is {} bytes, written a tool at a time".format(
+                         _spread(f["session_kb"]), f["second_session_kb"]["median"], f["peak_above_kb"]["median"],
+                         f["gateway_kb"]["median"], f["tool_list_bytes"]))
         elif name == "prompt_cache":
             value = "{}/{} identical".format(f["identical"], f["compared"])
             if f.get("share") is not None:
