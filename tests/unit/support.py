@@ -67,9 +67,10 @@ class NotImported:
     def __enter__(self):
         for name in self.names:
             package, _, attr = name.rpartition(".")
-            self.saved.append((name, sys.modules.pop(name, None), getattr(sys.modules[package], attr, None)))
-            if hasattr(sys.modules[package], attr):
-                delattr(sys.modules[package], attr)
+            parent = sys.modules.get(package)  # a package let go after boot (platform.unload) holds nothing
+            self.saved.append((name, sys.modules.pop(name, None), getattr(parent, attr, None)))
+            if parent is not None and hasattr(parent, attr):
+                delattr(parent, attr)
         return self
 
     def __exit__(self, *exc_info):
@@ -78,10 +79,11 @@ class NotImported:
             sys.modules.pop(name, None)
             if module is not None:
                 sys.modules[name] = module
-            if attribute is not None:
-                setattr(sys.modules[package], attr, attribute)
-            elif hasattr(sys.modules[package], attr):
-                delattr(sys.modules[package], attr)
+            parent = sys.modules.get(package)  # a package let go meanwhile (platform.unload) has no attribute
+            if parent is not None and attribute is not None:
+                setattr(parent, attr, attribute)
+            elif parent is not None and hasattr(parent, attr):
+                delattr(parent, attr)
         return False
 
 

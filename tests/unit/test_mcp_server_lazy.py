@@ -83,7 +83,7 @@ def test_the_booted_board_holds_none_of_the_mcp_server():
         top = tempdir("mcp-lazy-boot")
         try:
             app = App(data_root=top + "/data", cert_dirs=(), tools_dir=top + "/tools", www_dir=top + "/www")
-            assert "mcp_role" in app.console.commands.table and _loaded() == []  # the commands' lines only
+            assert "mcp_role" in app.console.commands.names() and _loaded() == []  # the commands' lines only
         finally:
             remove_tree(top)
             for name in NAMES:

@@ -31,6 +31,9 @@ class Encoded:
 
     is_json = True
 
+    def _decoded(self):  # the definition as a dict: each kind of tool reads its own bytes
+        raise NotImplementedError
+
     @property
     def description(self):
         return self._decoded()["description"]
