@@ -103,3 +103,12 @@ deploy-romfs: venv
 # Wipes the WHOLE flash: firmware, settings and every file, /data included.
 erase: venv
 	$(BIN)/python tools/flash.py erase --port "$(PORT)"
+
+# No board? An emulated ESP32-S3 in its ROM bootloader (esp32-mock-bootloader; MOCK_FLASH=8MB for
+# the 8 MB table): flash, erase and the printed esptool commands take PORT=socket://127.0.0.1:9876.
+MOCK_PORT ?= 9876
+MOCK_FLASH ?= 16MB
+.PHONY: mock-board
+
+mock-board: venv
+	$(BIN)/python tools/mock_board.py --port $(MOCK_PORT) --flash-size $(MOCK_FLASH)
