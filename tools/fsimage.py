@@ -2,7 +2,8 @@
 """`make fsimage`: a LittleFS image of the `vfs` partition, holding the bundle and default files.
 
 The image (build/fs.bin) is what MicroPython mounts at / : the bundle (run `make bundle`
-first) as it is, plus data/config/SOUL.md and USER.md with the firmware's defaults. Flashing
+first) as it is, plus /data as the firmware's first boot leaves it (its folders, and SOUL.md,
+USER.md and MEMORY.md with the firmware's defaults), so the board boots on it as it is. Flashing
 it REPLACES the whole file system, the owner's memory and sessions included: it is for a new
 board or a deliberate reset. To update the code on a board in use, deploy the bundle instead.
 """
@@ -26,8 +27,9 @@ PROG_SIZE = 32
 LOOKAHEAD_SIZE = 32
 BLOCK_CYCLES = 100
 DISK_VERSION = 0x00020000  # on-disk format 2.0: readable by every MicroPython with LittleFS v2
-DATA_ROOT = "data"  # mimi.app.DATA_ROOT without the leading slash
-DEFAULT_FILES = (("config/SOUL.md", layout.DEFAULT_SOUL), ("config/USER.md", layout.DEFAULT_USER))
+DATA = layout.Flash("data")  # mimi.app.DATA_ROOT without the leading slash: what its seed() makes
+DEFAULT_FILES = ((DATA.soul_path, layout.DEFAULT_SOUL), (DATA.user_path, layout.DEFAULT_USER),
+                 (DATA.memory_path, layout.DEFAULT_MEMORY))
 
 
 def shown(path):
@@ -68,9 +70,11 @@ def build_image(bundle, size):
         with open(path, "rb") as f:
             contents.append((rel, f.read()))
     for rel, text in DEFAULT_FILES:
-        contents.append((DATA_ROOT + "/" + rel, text.encode()))
+        contents.append((rel, text.encode()))
     made = set()
     try:
+        for folder in DATA.folders():
+            make_dirs(fs, folder + "/", made)
         for rel, data in contents:
             make_dirs(fs, rel, made)
             with fs.open(rel, "wb") as f:

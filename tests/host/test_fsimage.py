@@ -15,7 +15,7 @@ for _p in ("firmware", "host_sim/standins"):
 
 from mimi.storage import layout  # noqa: E402
 TOOLS = os.path.join(ROOT, "tools")
-IMAGE_SIZE = 1024 * 1024  # smaller than the vfs partition: room for the bundle, quick to test
+IMAGE_SIZE = 2 * 1024 * 1024  # smaller than the vfs partition: room for the bundle (a block a file) and /data
 BLOCK_SIZE = 4096
 
 # A file-backed block device (the extended interface LittleFS uses) and a walk of the image
@@ -114,6 +114,7 @@ def test_micropython_mounts_the_image_and_reads_back_every_file(tmp_path):
     expected["manifest.json"] = sha256((bundle / "manifest.json").read_bytes())
     expected["data/config/SOUL.md"] = sha256(layout.DEFAULT_SOUL.encode())
     expected["data/config/USER.md"] = sha256(layout.DEFAULT_USER.encode())
+    expected["data/memory/MEMORY.md"] = sha256(layout.DEFAULT_MEMORY.encode())
     assert seen["files"] == expected
     assert seen["blocks"] == IMAGE_SIZE // BLOCK_SIZE
     assert seen["written"] == "written by the board"
