@@ -95,7 +95,7 @@ flash: venv
 .PHONY: romfs deploy-romfs
 
 romfs: venv
-	$(BIN)/python tools/romfs.py build
+	$(BIN)/python tools/romfs.py build --partitions $(PARTITIONS) $(if $(PORT),--port $(PORT))
 
 deploy-romfs: venv
 	$(BIN)/python tools/romfs.py deploy --port "$(PORT)"

@@ -8,6 +8,8 @@ with build/romfs.img.sha256 beside it (what `ota_bundle <url>/romfs.img` checks)
     lib/mimi/**.mpy, lib/microdot/*.mpy   /rom/lib on the board: before /lib on sys.path
     certs/*.der, www/...                  /rom/certs, /rom/www
 The image must fit the `romfs` partition of every partition table (checked, with the room left).
+It prints the esptool command that writes it at the romfs partition of --partitions (the board in
+its ROM bootloader, as `make flash`; --port fills in the port), for a board without MicroPython yet.
 
 deploy: `mpremote romfs deploy build/romfs.img` into the board's romfs partition, then main.py,
 boot.py and romfs_boot.py (source files MicroPython runs from the LittleFS root) with `fs cp`, then
@@ -32,11 +34,12 @@ ROOT_FILES = ("main.py", "boot.py", "romfs_boot.py")  # run by name from / at bo
 ROMFS_HEADER = b"\xd2\xcd\x31"
 
 
-def partition_size(table):
+def partition(table):
+    """The romfs partition of a table (a path, relative to the repository or absolute)."""
     sys.path.insert(0, TOOLS)
     import partition_table
 
-    return partition_table.find(partition_table.read(os.path.join(ROOT, table)), PARTITION).size
+    return partition_table.find(partition_table.read(os.path.join(ROOT, table)), PARTITION)
 
 
 def stage(src, firmware):
@@ -72,7 +75,7 @@ def build(out=IMAGE, firmware=None):
         f.write(digest + "\n")
     print("romfs: wrote {} ({} bytes, SHA-256 {})".format(serial_board.shown(out), len(data), digest))
     for table in TABLES:
-        size = partition_size(table)
+        size = partition(table).size
         if len(data) > size:
             sys.exit("romfs: the image ({} bytes) does not fit the {} partition of {} ({} bytes)".format(
                 len(data), PARTITION, table, size))
@@ -80,6 +83,13 @@ def build(out=IMAGE, firmware=None):
             PARTITION, table, size, 100.0 * len(data) / size, size - len(data)))
     shutil.rmtree(src)
     return full, data
+
+
+def print_flash_command(table, port, out):
+    print("Flash it with esptool (the board in its bootloader; `make deploy-romfs` does it through "
+          "MicroPython):")
+    print("  esptool --chip esp32s3 --port {} write-flash {:#x} {}".format(
+        port, partition(table).offset, serial_board.shown(out)))
 
 
 def deploy(port, out, do_build, firmware=None):
@@ -110,12 +120,15 @@ def main(argv=None):
     parser.add_argument("--port", default="")
     parser.add_argument("--no-build", action="store_true", help="deploy the image already built")
     parser.add_argument("--firmware", default=None, help="source tree (default firmware/)")
+    parser.add_argument("--partitions", default="partitions.csv",
+                        help="the table whose romfs offset the printed esptool command uses")
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     firmware = os.path.abspath(args.firmware) if args.firmware else None
     if args.command == "build":
         build(out, firmware)
+        print_flash_command(args.partitions, args.port or "PORT", out)
     else:
         deploy(args.port, out, not args.no_build, firmware)
 
