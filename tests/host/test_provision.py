@@ -1,23 +1,13 @@
 # `make provision`: an NVS image the firmware reads with get_blob, built without echoing secrets.
 import os
-import struct
 import subprocess
 import sys
 
+from tests.nvs_image import TYPE_BLOB_DATA, TYPE_BLOB_IDX, blobs, format_problems, nvs_entries
 from tools import partition_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROVISION = [sys.executable, os.path.join(ROOT, "tools", "provision.py")]
-
-# NVS on-flash format (ESP-IDF nvs_flash): 4 KB pages of a 32-byte header, a 32-byte entry
-# state bitmap and 126 entries of 32 bytes.
-PAGE = 4096
-ENTRIES = 126
-ENTRY_WRITTEN = 0b10
-TYPE_U8 = 0x01
-TYPE_STR = 0x21
-TYPE_BLOB_DATA = 0x42
-TYPE_BLOB_IDX = 0x48
 
 WIFI_PASSWORD = "hunter2-wifi-pass"
 BOT_TOKEN = "123456789:AAFakeBotTokenForTheProvisionTest"
@@ -45,42 +35,6 @@ def provision(tmp_path, text):
     return result, out
 
 
-def nvs_entries(image):
-    """[(namespace index, type, key, payload)] of every written entry; namespaces have index 0."""
-    found = []
-    for base in range(0, len(image), PAGE):
-        page = image[base:base + PAGE]
-        if page[:4] == b"\xff\xff\xff\xff":  # never used
-            continue
-        bitmap = page[32:64]
-        i = 0
-        while i < ENTRIES:
-            state = (bitmap[i // 4] >> ((i % 4) * 2)) & 3
-            entry = page[64 + 32 * i:64 + 32 * (i + 1)]
-            if state != ENTRY_WRITTEN:
-                i += 1
-                continue
-            ns, kind, span = entry[0], entry[1], entry[2]
-            key = entry[8:24].split(b"\0", 1)[0].decode()
-            data = entry[24:32]
-            if kind == TYPE_BLOB_DATA or kind == TYPE_STR:
-                size = struct.unpack_from("<H", data)[0]
-                payload = page[64 + 32 * (i + 1):64 + 32 * (i + span)][:size]
-            else:
-                payload = data
-            found.append((ns, kind, key, payload))
-            i += max(span, 1)
-    return found
-
-
-def blobs(image):
-    """{(namespace, key): bytes} of the blob data chunks in an NVS image."""
-    entries = nvs_entries(image)
-    names = {e[3][0]: e[2] for e in entries if e[0] == 0 and e[1] == TYPE_U8}
-    return {(names[ns], key): payload for ns, kind, key, payload in entries
-            if kind == TYPE_BLOB_DATA}
-
-
 def test_image_holds_every_setting_as_a_blob(tmp_path):
     result, out = provision(tmp_path, SAMPLE)
     assert result.returncode == 0, result.stderr
@@ -98,6 +52,7 @@ def test_image_holds_every_setting_as_a_blob(tmp_path):
     }
     kinds = {kind for ns, kind, key, payload in nvs_entries(image) if ns != 0}
     assert kinds == {TYPE_BLOB_DATA, TYPE_BLOB_IDX}  # no string entries: get_blob would miss them
+    assert format_problems(image) == []
     assert "write-flash {:#x} ".format(nvs.offset) in result.stdout
 
 
