@@ -11,7 +11,11 @@ flash writes a MicroPython image and keeps the board's settings and files:
   older one an OTA update left in the other slot. nvs, phy_init and vfs (every file, /data with
   the owner's memory and sessions) are not touched.
 erase wipes the whole flash: firmware, settings and files.
-Every command is printed; $ESPTOOL replaces the venv's esptool (the tests use a fake one).
+Before writing or erasing anything, `esptool flash-id` asks the board what it is. When nothing
+answers, another chip does, or its flash is smaller than the partition table to be written, it
+stops there with one line, the board untouched. PORT is a serial port (/dev/ttyACM0) or a
+socket:// URL (`make mock-board`: an emulated ESP32-S3, to try this without a board).
+Every command is printed; $ESPTOOL replaces the venv's esptool (a test gives an esptool v4).
 """
 import argparse
 import collections
@@ -37,7 +41,13 @@ OTADATA = (1, 0)  # data, ota
 ESPTOOL_MAJOR = 5  # write-flash / erase-flash spellings
 WORK_DIR = os.path.join(serial_board.ROOT, "build", "flash")
 
-Piece = collections.namedtuple("Piece", "offset path what")
+FLASH_SIZE_LINE = re.compile(r"Detected flash size: (\d+)([KM])B")
+WRONG_CHIP = re.compile(r"This chip is ([\w-]+), not ([\w-]+)")
+FATAL = "A fatal error occurred: "
+
+Piece = collections.namedtuple("Piece", "offset path what data")  # data: saved at path, or None
+# What to write, otadata (or None), notes to print, and the table the board reads: its end, name.
+Plan = collections.namedtuple("Plan", "pieces otadata notes table_end table_name")
 
 
 def esptool():
@@ -111,8 +121,8 @@ def _place(where):
     return "{:#x}, {:#x} bytes".format(*where) if where else "-"
 
 
-def plan(image, firmware, csv_parts):
-    """(pieces to write, otadata partition or None, notes) for this image."""
+def plan(image, firmware, csv_parts, csv_name):
+    """What writing this image takes (Plan); nothing is written yet."""
     parts = image_table(image)
     if parts is None:
         slot = next(p for p in csv_parts if p.type == "app")
@@ -120,7 +130,8 @@ def plan(image, firmware, csv_parts):
             sys.exit("flash: {} ({} bytes) does not fit the {} slot ({} bytes)".format(
                 firmware, len(image), slot.name, slot.size))
         otadata = next((p for p in csv_parts if p.type == "data" and p.subtype == "ota"), None)
-        return [Piece(slot.offset, firmware, "app -> " + slot.name)], otadata, []
+        return Plan([Piece(slot.offset, firmware, "app -> " + slot.name, None)], otadata, [],
+                    table_end(csv_parts), csv_name)
     app = next((p for p in parts if p.type == APP_TYPE), None)
     if app is None or len(image) <= app.offset:
         sys.exit("flash: {} has a partition table but no app after it".format(firmware))
@@ -128,38 +139,89 @@ def plan(image, firmware, csv_parts):
         sys.exit("flash: the app in {} ({} bytes) does not fit its {} slot ({} bytes)".format(
             firmware, len(image) - app.offset, app.name, app.size))
     first_partition = min(p.offset for p in parts)
-    os.makedirs(WORK_DIR, exist_ok=True)
     stem = os.path.join(WORK_DIR, os.path.splitext(os.path.basename(firmware))[0])
-    pieces = [Piece(0, stem + ".boot.bin", "bootloader + partition table"),
-              Piece(app.offset, stem + ".app.bin", "app -> " + app.name)]
-    for piece, data in zip(pieces, (image[:first_partition], image[app.offset:])):
-        with open(piece.path, "wb") as f:
-            f.write(data)
+    pieces = [Piece(0, stem + ".boot.bin", "bootloader + partition table",
+                    image[:first_partition]),
+              Piece(app.offset, stem + ".app.bin", "app -> " + app.name, image[app.offset:])]
     otadata = next((p for p in parts if (p.type, p.subtype) == OTADATA), None)
     notes = table_differences(parts, csv_parts)
     if notes:
-        notes = (["the image's partition table is not partitions.csv's; where they differ, "
+        notes = (["the image's partition table is not {}'s; where they differ, "
                   "what the board held there is no longer found (a moved vfs is formatted "
-                  "empty: copy your /data off first with mpremote):"] + notes)
-    return pieces, otadata, notes
+                  "empty: copy your /data off first with mpremote):".format(csv_name)] + notes)
+    return Plan(pieces, otadata, notes, table_end(parts),
+                "the partition table in " + os.path.basename(firmware))
+
+
+def table_end(parts):
+    return max(p.offset + p.size for p in parts)
+
+
+def _megabytes(size):
+    return "{}MB".format(size // (1024 * 1024)) if size % (1024 * 1024) == 0 else \
+        "{}KB".format(size // 1024)
+
+
+def probe(who, port, undone):
+    """The flash size (bytes, None if not detected) of the ESP32-S3 answering on port.
+
+    Exits with one line when nothing answers or another chip does; `undone` ends that line
+    ("nothing was written"), since nothing was.
+    """
+    result = serial_board.run(on_board(port) + ["flash-id"], capture=True)
+    text = (result.stdout or "") + (result.stderr or "")
+    wrong = WRONG_CHIP.search(text)
+    if wrong:
+        sys.exit("{}: the board on {} is an {}, not an {}: MimiClaw runs on the ESP32-S3 only; "
+                 "{}".format(who, port, wrong.group(1), wrong.group(2), undone))
+    if result.returncode != 0:
+        sys.exit("{}: no board answered on {} (esptool: {}). Is another program using the port? "
+                 "If the board does not enter its bootloader, hold BOOT, press RESET, release "
+                 "BOOT and try again; {}".format(who, port, _fatal(text), undone))
+    found = FLASH_SIZE_LINE.search(text)
+    if not found:
+        print("{}: esptool did not detect the flash size; not checked".format(who))
+        return None
+    size = int(found.group(1)) * (1024 if found.group(2) == "K" else 1024 * 1024)
+    print("{}: an ESP32-S3 with {} of flash answered on {}".format(who, _megabytes(size), port))
+    return size
+
+
+def _fatal(text):
+    """esptool's error, without its prefix (the line after it too: it gives the cause)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if FATAL in line:
+            return " ".join([line.split(FATAL, 1)[1]] + lines[i + 1:i + 2])
+    return serial_board.last_line(text)
 
 
 def flash(port, firmware, partitions):
     serial_board.require_port("flash", port, "make flash PORT=/dev/ttyACM0 FIRMWARE=firmware.bin")
     image = read_image(firmware)
-    pieces, otadata, notes = plan(image, firmware, partition_table.read(partitions))
+    todo = plan(image, firmware, partition_table.read(partitions), os.path.basename(partitions))
     check_version()
-    for note in notes:
+    size = probe("flash", port, "nothing was written")
+    if size is not None and todo.table_end > size:
+        sys.exit("flash: the board on {} has {} of flash; {} needs {}: on an 8 MB board use "
+                 "PARTITIONS=partitions-8MiB.csv and firmware built for it; nothing was written"
+                 .format(port, _megabytes(size), todo.table_name, _megabytes(todo.table_end)))
+    for note in todo.notes:
         print("flash: " + note if not note.startswith("  ") else note)
-    for piece in pieces:
+    for piece in todo.pieces:
+        if piece.data is not None:
+            os.makedirs(WORK_DIR, exist_ok=True)
+            with open(piece.path, "wb") as f:
+                f.write(piece.data)
         print("flash: {:#x} {} ({})".format(piece.offset, serial_board.shown(piece.path),
                                            piece.what))
     print("flash: nvs (settings), phy_init and vfs (files, /data included) are not written")
-    if otadata:
+    if todo.otadata:
         print("flash: erasing otadata so the board boots the app just written")
-        _esptool("flash", port, ["erase-region", hex(otadata.offset), hex(otadata.size)])
+        _esptool("flash", port, ["erase-region", hex(todo.otadata.offset),
+                                 hex(todo.otadata.size)])
     args = ["write-flash"]
-    for piece in pieces:
+    for piece in todo.pieces:
         args += [hex(piece.offset), piece.path]
     _esptool("flash", port, args)
     print("flash: done; the board restarts into the new firmware")
@@ -168,6 +230,7 @@ def flash(port, firmware, partitions):
 def erase(port):
     serial_board.require_port("erase", port, "make erase PORT=/dev/ttyACM0")
     check_version()
+    probe("erase", port, "nothing was erased")
     print("erase: this wipes the WHOLE flash: firmware, settings (nvs) and every file, the "
           "owner's memory and sessions in /data included. Flash firmware again afterwards.")
     _esptool("erase", port, ["erase-flash"])
@@ -176,10 +239,9 @@ def erase(port):
 def _esptool(who, port, args):
     result = serial_board.run(on_board(port) + args)
     if result.returncode != 0:
-        sys.exit("{}: no board answered on {} (esptool exit status {}; its message is above). Is "
-                 "another program using the port? If the board does not enter its bootloader, "
-                 "hold BOOT, press RESET, release BOOT and try again.".format(
-                     who, port, result.returncode))
+        sys.exit("{}: esptool stopped part-way on {} (exit status {}; its message is above): run "
+                 "`make {}` again, it does every step again".format(
+                     who, port, result.returncode, who))
 
 
 def main(argv=None):
