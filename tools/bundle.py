@@ -134,7 +134,7 @@ def build(out, firmware=FIRMWARE):
     copy_data(firmware, out)
     table = file_table(out)
     with open(os.path.join(out, MANIFEST), "w", encoding="utf-8") as f:
-        json.dump(table, f, indent=1, sort_keys=True)
+        json.dump(table, f, separators=(",", ":"), sort_keys=True)  # compact: the board parses it whole
         f.write("\n")
     print_sizes(table)
     print("\nbundle: wrote {}".format(os.path.relpath(out, ROOT)))

@@ -103,9 +103,14 @@ def ha(broker):
 
 
 def forget_session(broker, name, device_id=None):
-    """The broker forgets the session an earlier test's board of this name left (boards keep theirs, so a
-    message it had not acknowledged yet would reach this test's board)."""
-    Watcher(broker, name, topics=(), client_id="mimi-" + (device_id or name)).stop()
+    """The broker forgets what an earlier test's board of this name left: its session (boards keep theirs, so a
+    message it had not acknowledged yet would reach this test's board) and its retained state (a test reading
+    this board's first state would read that board's last)."""
+    board = device_id or name
+    client = Watcher(broker, name, topics=(), client_id="mimi-" + board)
+    for topic in ("state", "availability"):
+        client.publish("mimi/{}/{}".format(board, topic), b"", retain=True)  # an empty retained message clears
+    client.stop()
 
 
 def connect_board(dev, broker, name, password=None, extra=(), device_id=None):

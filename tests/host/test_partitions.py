@@ -87,4 +87,4 @@ def test_romfs_partition_for_the_image(name):
     # MicroPython finds it by its label; 0x8f is the subtype its own romfs tables use.
     romfs = partition_table.find(table(name), "romfs")
     assert (romfs.type, romfs.subtype) == ("data", "0x8f")
-    assert romfs.size >= 512 * 1024  # twice today's image (tests/host/test_romfs.py checks the real one)
+    assert romfs.size >= 512 * 1024  # tests/host/test_romfs.py checks the room today's image leaves
