@@ -293,3 +293,22 @@ def test_split_html_gives_plain_text_for_a_part_with_nothing_to_show():
     assert split_html("```\n```") == [("```\n```", "```\n```")]
     assert split_html("a < b") == [("a &lt; b", "a < b")]
     assert split_html("") == []
+
+
+def test_split_of_a_replys_pieces_gives_the_parts_of_the_whole():
+    # a streamed reply is split from its pieces, joined only a window at a time: the same parts as the whole
+    from mimi.llm.text import Text
+    texts = [
+        (SAMPLES[0] + "\n\n") * 4,
+        "a" * 40 + " " + "b" * 10 + "\n\n\n\n" + "c" * 10 + "\n" + "d" * 10 + "   " + "e" * 20,
+        "".join(chr(ord("a") + i % 26) for i in range(700)),
+        "x" + "\U0001f1f5\U0001f1f9\U0001f1ef\U0001f1f5" * 30 + "\n\n" + "word " * 40,
+        ("Paragraph " + "x" * 150 + "\n\n") * 4,
+    ]
+    for text in texts:
+        for limit in (4096, 200, 64, 9):
+            whole = split(text, limit)
+            for size in (1, 3, 7, 64, 512):
+                pieces = [text[i:i + size] for i in range(0, len(text), size)]
+                assert split(Text(pieces), limit) == whole, (text[:20], limit, size)
+            assert split(Text([]), limit) == [] and split(Text(["", " ", "\n"]), limit) == []

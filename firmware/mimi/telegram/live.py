@@ -266,12 +266,12 @@ class Live:
             if self.outbox.holds(message.chat_id):  # an older reply still waits: this one goes after it
                 if not beside:
                     await self.sender.stop(message.chat_id)
-                text = message.content
+                text = message.text  # a long reply is split from its pieces, never joined whole
                 self.outbox.add(message.chat_id, Sender.plain_parts(text) if beside else Sender.parts(text, is_error))
             elif beside:
-                await self.sender.send_plain(message.chat_id, message.content)
+                await self.sender.send_plain(message.chat_id, message.text)
             else:
-                await self.sender.reply(message.chat_id, message.content, is_error)
+                await self.sender.reply(message.chat_id, message.text, is_error)
         except Undelivered as exc:  # kept on flash and sent when Telegram answers: late, not lost
             self.outbox.add(message.chat_id, exc.parts, exc.cause)
         finally:

@@ -179,7 +179,7 @@ class Sender:
     def parts(text, is_error=False):
         """The [html or None, plain] messages a final reply is sent as, split at 4096 characters."""
         if is_error:
-            return Sender.plain_parts("\u26a0\ufe0f " + text)
+            return Sender.plain_parts("\u26a0\ufe0f " + str(text))
         return markup.split_html(text, markup.MESSAGE_LIMIT)
 
     @staticmethod

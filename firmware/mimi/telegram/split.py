@@ -78,21 +78,39 @@ def _cut(text, start, limit):
 def split(text, limit=MESSAGE_LIMIT):
     """Parts of at most limit code points, cut at paragraph, line or word breaks when possible.
 
-    The whitespace at a cut is dropped; no part is empty or only whitespace.
+    text is a str or its pieces (a streamed reply's llm/text.py Text): pieces are joined only up to a
+    window of about one part, so a long reply never needs a hole of its whole size. The whitespace at a
+    cut is dropped; no part is empty or only whitespace.
     """
     if limit < 1:
         raise ValueError("message split limit must be at least 1")
+    pieces = iter((text,) if isinstance(text, str) else text)
     parts = []
-    start, size = 0, len(text)  # offsets, not copies of the rest: one long text, little garbage
-    while size - start > limit:
-        at, sep = _cut(text, start, limit)
-        part = text[start:at].rstrip()
+    window, skip = "", None  # the text not yet cut; the separator whose repeats still start it
+    more = True
+    while True:
+        while more and len(window) <= limit + 2:  # a cut looks at most 2 characters past the limit
+            piece = next(pieces, None)
+            if piece is None:
+                more = False
+                break
+            if skip and not window:
+                piece = piece.lstrip(skip)
+                if not piece:
+                    continue
+            skip = None
+            window = window + piece if window else piece
+        if len(window) <= limit:
+            break
+        at, sep = _cut(window, 0, limit)
+        part = window[:at].rstrip()
         if part:
             parts.append(part)
-        start = at + len(sep)
-        while sep and start < size and text.startswith(sep[0], start):
+        start, size = at + len(sep), len(window)
+        while sep and start < size and window.startswith(sep[0], start):
             start += 1
-    rest = text[start:]
-    if rest.strip():
-        parts.append(rest)
+        window = window[start:]
+        skip = sep[:1] if sep and not window else None
+    if window.strip():
+        parts.append(window)
     return parts
