@@ -126,7 +126,7 @@ def test_unsupported_and_over_limit_files_are_answered_clearly_without_claude(bo
     assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 2, 20)
     said = tg.sent(OWNER)[1]["shown"]
     assert "big.pdf" in said and "over my limit of 1 MB" in said
-    tg.non_text_message(OWNER, "voice")
+    tg.non_text_message(OWNER, "video_note")
     assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 3, 20)
     assert "not this kind of message" in tg.sent(OWNER)[2]["shown"]
     assert fake.requests == [] and tg.downloads == []

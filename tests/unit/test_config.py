@@ -273,7 +273,8 @@ def test_settings_table_is_consistent():
     assert sorted(secrets) == sorted([("wifi_config", "password"), ("tg_config", "bot_token"),
                                       ("llm_config", "api_key"), ("gw_config", "ws_token"),
                                       ("web_config", "search_key"), ("mqtt_config", "password"),
-                                      ("mcp_config", "token")])
+                                      ("mcp_config", "token"), ("voice_config", "stt_key"),
+                                      ("voice_config", "tts_key")])
 
 
 def test_a_name_with_a_tab_or_newline_never_matches_across_fields():

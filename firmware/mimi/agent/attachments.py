@@ -6,6 +6,8 @@ INBOX = "files/inbox"  # under the data root: a received file waits here for its
 PHOTO_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 TEXT_SUFFIXES = (".txt", ".md", ".csv", ".log", ".json", ".py", ".yaml", ".yml", ".ini", ".xml", ".html", ".tsv")
 TEXT_TYPES = ("application/json", "application/xml", "application/x-yaml", "application/csv")
+# Audio the speech-to-text services take (voice/): a file of these is heard, not read.
+AUDIO_SUFFIXES = (".ogg", ".oga", ".opus", ".mp3", ".m4a", ".wav", ".webm", ".flac", ".mpga", ".mpeg")
 DEFAULT_PHOTO_QUESTION = "What is in this photo? Describe what matters in a few sentences."
 DEFAULT_FILE_QUESTION = "Here is a file: what is in it? Summarise it briefly."
 PLACEHOLDER_MAX = const(200)  # characters of a caption kept in the session's placeholder
@@ -36,6 +38,15 @@ def safe_name(name, default="file"):
         out.append(ch if (ch.isalpha() and ord(ch) < 128) or ch.isdigit() or ch in ".-_" else "_")
     cleaned = "".join(out).lstrip(".")[-NAME_MAX:]
     return cleaned or default
+
+
+def is_audio(name, mime_type):
+    return (mime_type or "").lower().startswith("audio/") or (name or "").lower().endswith(AUDIO_SUFFIXES)
+
+
+def voice_max(config):
+    """The largest voice note or audio file taken, in bytes (voice_config.max_bytes)."""
+    return config.get("voice_config", "max_bytes")
 
 
 def document_kind(name, mime_type, size, max_bytes):
@@ -90,7 +101,7 @@ def placeholder(text, item):
     caption = " ".join((text or "").split())
     if len(caption) > PLACEHOLDER_MAX:
         caption = caption[: PLACEHOLDER_MAX - 3] + "..."
-    what = "photo" if item["kind"] == "image" else "file " + (item.get("name") or "")
+    what = {"image": "photo", "audio": "voice"}.get(item["kind"]) or "file " + (item.get("name") or "")
     return "[{}: {}]".format(what.strip(), caption) if caption else "[{}]".format(what.strip())
 
 

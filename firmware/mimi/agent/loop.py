@@ -11,6 +11,7 @@ MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user alw
 PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches) in one turn
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
 _ROUND_BREAK = "\n\n"
+VOICE_RETRY = "/retry"  # sends a voice note kept after a failed transcription again (voice/heard.py)
 
 
 class Agent:
@@ -87,6 +88,14 @@ class Agent:
         if refusal:
             await self._reply(message, refusal, "refused")
             return
+        if message.text == VOICE_RETRY or (_media(message) or {}).get("kind") == "audio":
+            from mimi.voice import heard  # a voice note: its transcript is the turn's text
+
+            heard_as = await heard.transcribed(self, message)
+            if isinstance(heard_as, str):  # no service, a limit, a failure: said, and no model call
+                await self._reply(message, heard_as, "refused")
+                return
+            message = heard_as
         exchange = Exchange(self, message)
         try:
             await exchange.converse()

@@ -6,7 +6,7 @@ from mimi.platform import const
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
 # Commands whose arguments are secrets: the console echoes stars for them.
 SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token", "mqtt_auth",
-                   "set_mcp_token", "mcp_add", "mcp_remote")
+                   "set_mcp_token", "mcp_add", "mcp_remote", "set_stt_key", "set_tts_key")
 
 
 # The built-in commands, one a line: name, usage, fewest args, most args (-1: rest joined), description,

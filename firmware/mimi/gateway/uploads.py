@@ -27,6 +27,12 @@ class Uploads:
 
     def _kind(self, name, media_type, size):
         photo_max, _, file_max = attachments.limits(self.app.config)
+        if attachments.is_audio(name, media_type):  # heard, not read (voice/heard.py)
+            voice_max = attachments.voice_max(self.app.config)
+            if size > voice_max:
+                raise Refused("This audio file is {}, over my limit of {} for voice notes.".format(
+                    attachments.size_text(size), attachments.size_text(voice_max)))
+            return "audio", voice_max
         if media_type in attachments.PHOTO_TYPES:
             if size > photo_max:
                 raise Refused("This image is {}, over my limit of {} for photos.".format(
@@ -66,7 +72,7 @@ class Uploads:
         except (OSError, asyncio.TimeoutError) as exc:
             files.remove(path)
             return _answer(400, {"error": "the upload broke off ({}); please try again".format(exc)})
-        item = attachments.media(kind, path, media_type if kind == "image" else (
+        item = attachments.media(kind, path, media_type if kind in ("image", "audio") else (
             "application/pdf" if kind == "pdf" else "text/plain"), name, size)
         self.pending.append((upload_id, item))
         while len(self.pending) > PENDING_MAX:

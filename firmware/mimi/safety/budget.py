@@ -79,6 +79,23 @@ class Budget:
         cap = self.setting("day_searches")
         return cap <= 0 or usage_store.searches(self.store.today) < cap
 
+    # -- speech services (voice/): seconds heard and characters spoken a day, each with its own limit --
+    def voice_refusal(self, seconds, chars):
+        """Why a voice note may not be transcribed (seconds) or a reply spoken (chars) today, or None."""
+        self.store.roll()
+        for used, more, key, what in ((self.store.voice_today[0], seconds, "day_audio_s", "seconds of voice notes"),
+                                      (self.store.voice_today[1], chars, "day_tts_chars", "characters spoken")):
+            cap = self.setting(key)
+            if more and 0 < cap < used + more:
+                return ("Today's {} are used up ({} of {}); the owner can raise the limit with config_set {}.{} "
+                        "<n>.".format(what, used, cap, NS, key))
+        return None
+
+    def voice_spent(self, seconds, chars):
+        self.store.roll()
+        self.store.add_voice(seconds, chars)
+        self._save_soon()
+
     # -- the daily token budget --
     def limit(self):
         return self.setting("day_tokens")
@@ -205,6 +222,8 @@ class Budget:
         day = store.day or "clock not set"
         usage_report.say(usage_report.report(store.today, "today ({} UTC):".format(day)))
         usage_report.say(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
+        for counts, title in ((store.voice_today, "today"), (store.voice_month, "this month")):
+            usage_report.say(usage_report.voice_lines(counts, title, lambda key: self.config.get("voice_config", key)))
         await self.set_budget()
 
     async def set_budget(self, tokens=None):

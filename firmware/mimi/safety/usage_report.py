@@ -82,6 +82,15 @@ def report(table, title):
         total(table), usd(known), " plus models of unknown price" if unknown else "")
 
 
+def voice_lines(counts, title, setting):
+    """A period's seconds heard and characters spoken with their cost (voice_config's prices), if any."""
+    if counts[0] or counts[1]:
+        cost = (counts[0] * setting("stt_cents_hour") * 10000 // 3600
+                + counts[1] * setting("tts_cents_mchar") // 100)  # in micro-USD
+        yield "  voice {}: {} s of voice notes heard, {} characters spoken, about {}".format(
+            title, counts[0], counts[1], usd(cost))
+
+
 def limit_lines(store, limit, calls_this_hour, setting, now):
     """Today's tokens against the daily budget, and the rate limits (setting(key): a safety_config value)."""
     from mimi.safety.budget_texts import RAISE_HINT
@@ -98,6 +107,10 @@ def limit_lines(store, limit, calls_this_hour, setting, now):
     cap, searched = setting("day_searches"), searches(store.today)
     if searched or cap <= 0:
         yield "  Claude's web searches today: {} of {}".format(searched, cap if cap > 0 else "no limit")
+    heard, spoken = store.voice_today
+    if heard or spoken:
+        yield "  voice today: {} of {} s heard, {} of {} characters spoken (0: no limit)".format(
+            heard, setting("day_audio_s"), spoken, setting("day_tts_chars"))
     if clock_date(now) is None:
         yield "  clock not set yet: counting into {} until NTP sets it".format(store.day or "the first day it names")
 

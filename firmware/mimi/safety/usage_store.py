@@ -18,6 +18,8 @@ MARKS_MAX = const(8)
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
           "web_search_requests")
 TOKEN_FIELDS = const(4)
+# Speech services: [seconds of voice notes transcribed, characters spoken] today and this month.
+VOICE_FIELDS = const(2)
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
 CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
 
@@ -41,6 +43,17 @@ def _counts(table):
                 raise ValueError("bad count")
         out[model] = list(row)
     return out
+
+
+def _voice(counts):
+    """A period's voice counts; [0, 0] for a file written before they were counted."""
+    counts = [0] * VOICE_FIELDS if counts is None else counts
+    if not isinstance(counts, list) or len(counts) != VOICE_FIELDS:
+        raise ValueError("bad voice counts")
+    for n in counts:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError("bad voice count")
+    return list(counts)
 
 
 def _marks(marks):
@@ -76,6 +89,8 @@ class UsageStore:
         self.today = {}  # model -> [input, output, cache read, cache write]
         self.month = {}
         self.marks = {}  # name -> int, cleared when the day turns
+        self.voice_today = [0] * VOICE_FIELDS  # [seconds heard, characters spoken]
+        self.voice_month = [0] * VOICE_FIELDS
         self.dirty = False
         self.saved_at = None  # Unix seconds of the last write
 
@@ -89,16 +104,21 @@ class UsageStore:
             if day is not None:
                 check_date(day)
             today, month, marks = _counts(state["today"]), _counts(state["month"]), _marks(state["marks"])
+            voice = state.get("voice") or [None, None]
+            voice_today, voice_month = _voice(voice[0]), _voice(voice[1])
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             return "usage file {} is unreadable ({}); token counts start afresh".format(
                 self.path, str(exc) or exc.__class__.__name__)
         self.day, self.today, self.month, self.marks = day, today, month, marks
+        self.voice_today, self.voice_month = voice_today, voice_month
         self.roll()
         return None
 
     def save(self):
         """Write everything at once (all or nothing); a failed write is reported and retried later."""
         state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks}
+        if self.voice_month != [0] * VOICE_FIELDS:  # no speech service used: the file as before
+            state["voice"] = [self.voice_today, self.voice_month]
         try:
             files.write_atomic(self.path, json.dumps(state))
         except OSError as exc:  # a full flash must not cost the user the reply
@@ -126,7 +146,9 @@ class UsageStore:
             return False
         if day[:7] != self.day[:7]:
             self.month = {}
+            self.voice_month = [0] * VOICE_FIELDS
         self.day, self.today, self.marks, self.dirty = day, {}, {}, True
+        self.voice_today = [0] * VOICE_FIELDS
         return True
 
     def add(self, model, usage):
@@ -146,6 +168,13 @@ class UsageStore:
                 counts[i] += row[i]
         self.dirty = True
         return sum(row[:TOKEN_FIELDS])
+
+    def add_voice(self, seconds, chars):
+        """Count seconds of voice notes transcribed and characters spoken."""
+        for counts in (self.voice_today, self.voice_month):
+            counts[0] += max(0, seconds)
+            counts[1] += max(0, chars)
+        self.dirty = True
 
     def used_today(self):
         return total(self.today)

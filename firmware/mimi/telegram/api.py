@@ -26,13 +26,15 @@ class BotAPI:
     def has_token(self):
         return self.config.is_set("tg_config", "bot_token")
 
-    async def call(self, method, params=None, read_timeout=CALL_TIMEOUT_S):
-        """POST one method; returns `result`. Raises TelegramError or http.HTTPError (never with the token)."""
+    async def call(self, method, params=None, read_timeout=CALL_TIMEOUT_S, body=None, content_type=None):
+        """POST one method; returns `result`. Raises TelegramError or http.HTTPError (never with the token).
+        params as JSON, or a body of pieces with its content_type (multipart: a file streamed from flash)."""
         base = self.config.get("tg_config", "api_base").rstrip("/")
         url = "{}/bot{}/{}".format(base, self.config.get("tg_config", "bot_token"), method)
-        body = json.dumps(params or {}).encode()
+        if body is None:
+            body = json.dumps(params or {}).encode()
         response = await http.request(
-            "POST", url, {"content-type": "application/json"}, body, read_timeout
+            "POST", url, {"content-type": content_type or "application/json"}, body, read_timeout
         )
         try:
             raw = await response.read(RESPONSE_MAX)

@@ -15,7 +15,9 @@ _HELP = (
     "I'm Mimi, a pocket assistant living on an ESP32-S3. Just write to me.\n"
     "/new starts a fresh conversation, /help shows this message."
 )
-_NON_TEXT = "I can read text, photos, PDFs and text files, but not this kind of message; please type your question."
+_NON_TEXT = ("I can read text, photos, PDFs and text files and listen to voice notes, but not this kind of message; "
+             "please type your question.")
+_MEDIA = ("photo", "document", "voice", "audio")
 _GROUP_TYPES = ("group", "supergroup")
 _BUTTON_PREFIX = "cf:"  # callback_data "cf:<question id>:y" or ":n"
 _STALE = "This question is no longer open (already answered or expired)."
@@ -128,7 +130,7 @@ class Live:
             await self._stranger(user_id, sender.get("username"), chat_id)
             return True
         if not isinstance(message.get("text"), str):
-            if "photo" in message or "document" in message:
+            if [kind for kind in _MEDIA if kind in message]:
                 return await self._media(update, message, text, user_id, chat_id)
             await self._answer(chat_id, _NON_TEXT)
             return True
@@ -269,7 +271,11 @@ class Live:
                 text = message.text  # a long reply is split from its pieces, never joined whole
                 self.outbox.add(message.chat_id, Sender.plain_parts(text) if beside else Sender.parts(text, is_error))
             elif beside:
-                await self.sender.send_plain(message.chat_id, message.text)
+                await self.sender.send_plain(message.chat_id, message.text, meta.get("reply_to"))
+            elif not is_error and _spoken(self.app.config, meta, request):
+                from mimi.telegram import voice_reply  # loaded with the first spoken reply
+
+                await voice_reply.send(self, message.chat_id, message.text, request)
             else:
                 await self.sender.reply(message.chat_id, message.text, is_error)
         except Undelivered as exc:  # kept on flash and sent when Telegram answers: late, not lost
@@ -277,6 +283,14 @@ class Live:
         finally:
             if "update_id" in request:
                 self.poller.answered(request["update_id"])
+
+
+def _spoken(config, meta, request):
+    """Is this reply also a voice note (voice_config.reply: on, or auto for an answer to a voice note)?"""
+    if meta.get("kind") != "reply":
+        return False
+    mode = config.get("voice_config", "reply")
+    return mode == "on" or (mode == "auto" and request.get("voice") is True)
 
 
 def _with_caption(message):

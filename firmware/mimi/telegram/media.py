@@ -1,4 +1,4 @@
-# Telegram photos and files: the size that fits, getFile, and the download streamed to flash.
+# Telegram photos, files and voice notes: the size that fits, getFile, and the download streamed to flash.
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused
 from mimi.net import http
@@ -48,8 +48,40 @@ def _document(document, limits):
     return kind, "application/pdf" if kind == "pdf" else "text/plain", name, size
 
 
+def _audio(message):
+    """The message's voice note or audio file (an audio file sent as a document too), or None."""
+    audio = message.get("voice") or message.get("audio")
+    document = message.get("document")
+    if audio is None and isinstance(document, dict) and attachments.is_audio(document.get("file_name"),
+                                                                              document.get("mime_type")):
+        audio = document
+    return audio if isinstance(audio, dict) and isinstance(audio.get("file_id"), str) else None
+
+
+async def _receive_audio(api, root, message, update_id, audio):
+    """A voice note (Ogg/Opus) or an audio file into the inbox, size-capped: its meta["media"] (kind audio)."""
+    cap = attachments.voice_max(api.config)
+    what = "voice note" if "voice" in message else "audio file"
+    size = audio.get("file_size")
+    if isinstance(size, int) and size > cap:
+        raise Refused("Your {} is {}, over my limit of {} (about {} minutes of voice). Please send a shorter one."
+                      .format(what, attachments.size_text(size), attachments.size_text(cap), cap // 150000 or 1))
+    name = audio.get("file_name") or "voice.ogg"
+    ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1].lower() if "." in name else "ogg", "ogg")[:8]
+    path = attachments.inbox_path(root, "tg_{}".format(update_id), ext)
+    size = await download(api, audio["file_id"], path, cap, what)
+    item = attachments.media("audio", path, audio.get("mime_type") or "audio/ogg", attachments.safe_name(name), size)
+    item["duration"] = audio.get("duration")
+    item["message_id"] = message.get("message_id")  # the transcript answers it
+    return item
+
+
 async def receive(api, root, message, update_id):
-    """Download the message's photo or document into the inbox; the meta["media"] dict for the agent."""
+    """Download the message's photo, document or voice note into the inbox; the meta["media"] dict for the
+    agent."""
+    audio = _audio(message)
+    if audio is not None:
+        return await _receive_audio(api, root, message, update_id, audio)
     limits = attachments.limits(api.config)
     if "photo" in message:
         size = pick_photo(message["photo"], limits[0], limits[1])

@@ -194,8 +194,15 @@ class Sender:
         editing = stream is not None and stream.message_id is not None and not is_error
         await self._send_parts(chat_id, self.parts(text, is_error), stream.message_id if editing else None)
 
-    async def send_plain(self, chat_id, text):
-        await self._send_parts(chat_id, self.plain_parts(text))
+    async def send_plain(self, chat_id, text, reply_to=None):
+        """Text as it is; reply_to: the message_id in the chat it answers (a voice note's transcript)."""
+        extra = None if reply_to is None else {"message_id": reply_to, "allow_sending_without_reply": True}
+        await self._send_parts(chat_id, self.plain_parts(text), None, extra)
+
+    def editing(self, chat_id):
+        """True while the reply streaming into the chat shows as a message being edited (not a draft)."""
+        stream = self._streams.get(chat_id)
+        return stream is not None and stream.message_id is not None
 
     async def deliver_part(self, chat_id, html, plain):
         """One waiting part as a new message, tried once (the outbox has its own rhythm, and a console
@@ -207,12 +214,15 @@ class Sender:
                 raise Undelivered([(html, plain)], exc)
             raise
 
-    async def _send_parts(self, chat_id, parts, edit_id=None):
+    async def _send_parts(self, chat_id, parts, edit_id=None, reply_parameters=None):
         for i, (html, plain) in enumerate(parts):
             try:
                 if i == 0 and edit_id is not None:  # the message that showed the reply streaming
                     await self._deliver("editMessageText", {"chat_id": _chat(chat_id), "message_id": edit_id},
                                         html, plain)
+                elif i == 0 and reply_parameters is not None:
+                    await self._deliver("sendMessage", {"chat_id": _chat(chat_id),
+                                                        "reply_parameters": reply_parameters}, html, plain)
                 else:
                     await self._deliver("sendMessage", {"chat_id": _chat(chat_id)}, html, plain)
             except Exception as exc:

@@ -1,0 +1,87 @@
+# The two OpenAI-compatible speech services as the board calls them: their URL, key, limits and errors.
+from mimi import jsontext
+from mimi.net import http
+from mimi.platform import const
+
+NS = "voice_config"
+FIRST_BYTE_S = const(60)  # a service may think this long before it answers (a long note, a busy server)
+READ_TIMEOUT_S = const(30)  # silence while an answer streams in
+DEADLINE_S = const(180)
+ERROR_MAX = const(2048)  # bytes of an error answer read for its message
+SHOWN_MAX = const(160)  # characters of a service's own error message shown to the user
+
+
+class VoiceError(Exception):
+    """A speech service failed: the text says what happened, for the user (never a key)."""
+
+
+def endpoint(base, path):
+    """The endpoint under a base URL: 'https://api.openai.com' or '.../v1' + '/v1/audio/<path>'; a URL that
+    already names the endpoint is kept."""
+    base = base.rstrip("/")
+    if base.endswith("/audio/" + path):
+        return base
+    return base + ("/audio/" if base.endswith("/v1") else "/v1/audio/") + path
+
+
+def stt_settings(config):
+    """(endpoint, model, key) of the speech-to-text service, or None while none is set."""
+    base = config.get(NS, "stt_url")
+    if not base:
+        return None
+    return endpoint(base, "transcriptions"), config.get(NS, "stt_model"), config.get(NS, "stt_key")
+
+
+def tts_settings(config):
+    """(endpoint, model, voice, key) of the text-to-speech service (the speech-to-text one's URL and key when
+    its own are not set), or None while neither is set."""
+    base = config.get(NS, "tts_url") or config.get(NS, "stt_url")
+    if not base:
+        return None
+    key = config.get(NS, "tts_key") or config.get(NS, "stt_key")
+    return endpoint(base, "speech"), config.get(NS, "tts_model"), config.get(NS, "tts_voice"), key
+
+
+def headers(key, content_type):
+    out = {"content-type": content_type}
+    if key:
+        out["authorization"] = "Bearer " + key
+    return out
+
+
+async def post(what, url, key, content_type, body):
+    """POST to a service; the Response of a 200, else VoiceError saying what went wrong (the key never in it)."""
+    try:
+        response = await http.request("POST", url, headers(key, content_type), body, READ_TIMEOUT_S, FIRST_BYTE_S,
+                                      DEADLINE_S)
+    except http.HTTPError as exc:
+        raise VoiceError("the {} service did not answer ({})".format(what, _scrub(str(exc), key)))
+    if response.status == 200:
+        return response
+    try:
+        detail = await _detail(response, key)
+    finally:
+        await response.aclose()
+    if response.status in (401, 403):
+        raise VoiceError("the {} service refused the key (HTTP {}); set it with set_{}_key <key>".format(
+            what, response.status, "stt" if what == "speech-to-text" else "tts"))
+    raise VoiceError("the {} service answered HTTP {}{}".format(what, response.status, detail))
+
+
+async def _detail(response, key):
+    """': <the service's own message>' from an error answer ({"error": {"message"}} or {"detail"}), or ''."""
+    try:
+        found = jsontext.loads(await response.read(ERROR_MAX))
+    except (ValueError, http.HTTPError):
+        return ""
+    if isinstance(found, dict):
+        error = found.get("error")
+        found = error.get("message") if isinstance(error, dict) else error or found.get("detail")
+    if not isinstance(found, str) or not found.strip():
+        return ""
+    found = _scrub(" ".join(found.split()), key)
+    return ": " + (found if len(found) <= SHOWN_MAX else found[: SHOWN_MAX - 3] + "...")
+
+
+def _scrub(text, key):
+    return text.replace(key, "****") if key else text
