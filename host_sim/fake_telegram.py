@@ -36,6 +36,7 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
         self._faults, self._slow = {}, {}
         self._held = None  # the getUpdates request being held, as a ticket dict
         self.files = Files()  # photos and documents users sent: getFile and the download URL
+        self.message_ids = {}  # update_id -> message_id of the voice notes users sent (replies name them)
         self._wakeup = None
 
     # ---- the users' side: inject updates (thread-safe) ----
@@ -82,6 +83,33 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
             entry = self.files.add(data, "documents", ext)
             message["document"] = {"file_name": file_name, "mime_type": mime_type, "file_id": entry["file_id"],
                                    "file_unique_id": entry["file_unique_id"], "file_size": len(data)}
+            if caption is not None:
+                _caption(message, caption)
+            return self._world.add_update("message", message)
+        return self._inject(build)
+
+    def voice_message(self, user_id, data, duration, caption=None, chat_id=None):
+        """A voice note (Ogg/Opus bytes) as Telegram delivers it; returns the update_id."""
+        def build():
+            message = self._world._incoming(user_id, chat_id, None, "A")
+            entry = self.files.add(data, "voice", "oga")
+            message["voice"] = {"file_id": entry["file_id"], "file_unique_id": entry["file_unique_id"],
+                                "duration": duration, "mime_type": "audio/ogg", "file_size": len(data)}
+            if caption is not None:
+                _caption(message, caption)
+            update_id = self._world.add_update("message", message)
+            self.message_ids[update_id] = message["message_id"]
+            return update_id
+        return self._inject(build)
+
+    def audio_message(self, user_id, data, file_name, mime_type, duration, caption=None, chat_id=None):
+        """A music/audio file (sent as audio, not as a voice note); returns the update_id."""
+        def build():
+            message = self._world._incoming(user_id, chat_id, None, "A")
+            entry = self.files.add(data, "music", file_name.rsplit(".", 1)[-1] if "." in file_name else "mp3")
+            message["audio"] = {"file_id": entry["file_id"], "file_unique_id": entry["file_unique_id"],
+                                "duration": duration, "file_name": file_name, "mime_type": mime_type,
+                                "file_size": len(data)}
             if caption is not None:
                 _caption(message, caption)
             return self._world.add_update("message", message)
@@ -137,9 +165,18 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
         with self._lock:
             chat = self._world.chats.get(chat_id, {"messages": {}})
             return [{"message_id": m["message"]["message_id"], "text": m["raw"],
-                     "parse_mode": m["parse_mode"], "shown": m["message"]["text"],
+                     "parse_mode": m["parse_mode"],
+                     "shown": m["message"]["text"] if "text" in m["message"] else m["message"].get("caption", ""),
                      "reply_markup": m["message"].get("reply_markup")}
                     for _, m in sorted(chat["messages"].items()) if m["from_bot"]]
+
+    def sent_messages(self, chat_id):
+        """The bot's messages in the chat as Message objects (voice notes, captions, reply_to_message), oldest
+        first; an uploaded file's bytes under "data"."""
+        with self._lock:
+            chat = self._world.chats.get(chat_id, {"messages": {}})
+            return [dict(m["message"], data=m.get("data")) for _, m in sorted(chat["messages"].items())
+                    if m["from_bot"]]
 
     def drafts(self, chat_id):
         """sendMessageDraft calls: {"draft_id", "text", "shown", "parse_mode", "time"}."""
@@ -178,6 +215,11 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
             time.sleep(0.01)
 
     # ---- serving ----
+
+    def _application(self):
+        from aiohttp import web
+
+        return web.Application(client_max_size=64 * 1024 * 1024)  # uploads up to the API's 50 MB
 
     async def _opened(self):
         self._wakeup = asyncio.Event()

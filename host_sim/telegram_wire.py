@@ -41,7 +41,18 @@ async def read_args(request):
         for key, value in form.items():
             if isinstance(value, str):
                 args[key] = typed[key] = value
+            else:  # a file part (multipart/form-data): its bytes for the method, its description for `calls`
+                args[key] = Upload(value.filename, value.content_type, value.file.read())
+                typed[key] = {"filename": value.filename, "content_type": value.content_type,
+                              "size": len(args[key].data)}
     return args, typed, None
+
+
+class Upload:
+    """A file sent in a multipart request (sendVoice's voice)."""
+
+    def __init__(self, filename, content_type, data):
+        self.filename, self.content_type, self.data = filename, content_type, data
 
 
 def success_body(result, description=None):

@@ -20,6 +20,8 @@ UPDATE_TYPES = (
 NOT_BY_DEFAULT = ("chat_member", "message_reaction", "message_reaction_count")
 DRAFT_MODES = ("ok", "not_found", "bad_request")
 CAPTIONED = ("photo", "video", "document", "audio", "voice", "animation")
+CAPTION_MAX = 1024  # characters of a caption after entity parsing
+VOICE_UPLOAD_MAX = 50 * 1024 * 1024  # bots may upload files up to 50 MB
 
 
 def _file(n, **extra):
@@ -213,9 +215,12 @@ class World:
             self.flood.check(chat["chat"]["id"])
         message_id = chat["next_message_id"]
         chat["next_message_id"] += 1
+        replied = self._replied(chat, args)
         message = {"message_id": message_id, "from": dict(self.bot),
                    "chat": dict(chat["chat"]), "date": int(time.time()), "text": text}
         _set_content(message, text, entities, markup)
+        if replied is not None:
+            message["reply_to_message"] = replied
         chat["messages"][message_id] = {"message": message, "from_bot": True,
                                         "raw": args.text("text"),
                                         "parse_mode": args.text("parse_mode") or None}
@@ -244,6 +249,63 @@ class World:
         message["edit_date"] = int(time.time())
         stored.update(raw=args.text("text"), parse_mode=args.text("parse_mode") or None)
         return dict(message), None
+
+    def send_voice(self, args):
+        """sendVoice: an uploaded Ogg/Opus file shows as a voice note (another format as a document), with an
+        optional caption (0-1024 characters after entity parsing) and reply_parameters."""
+        chat = self.chat(args)
+        upload = args.args.get("voice")
+        if upload is None or isinstance(upload, str) and not upload:
+            raise bad_request("there is no voice in the request")
+        if isinstance(upload, str):
+            raise bad_request("wrong remote file identifier specified: Wrong string length")
+        if not upload.data:
+            raise bad_request("file must be non-empty")
+        if len(upload.data) > VOICE_UPLOAD_MAX:
+            raise ApiError(413, "Request Entity Too Large")
+        caption, entities = formatted(args, "caption", allow_empty=True)
+        if len(caption) > CAPTION_MAX:
+            raise bad_request("message caption is too long")
+        replied = self._replied(chat, args)
+        if self.flood:
+            self.flood.check(chat["chat"]["id"])
+        message_id = chat["next_message_id"]
+        chat["next_message_id"] += 1
+        message = {"message_id": message_id, "from": dict(self.bot), "chat": dict(chat["chat"]),
+                   "date": int(time.time())}
+        self._files += 1
+        media = _file(self._files, file_size=len(upload.data))
+        if upload.data.startswith(b"OggS"):
+            message["voice"] = dict(media, duration=args.integer("duration"), mime_type="audio/ogg")
+        else:
+            message["document"] = dict(media, file_name=upload.filename or "file",
+                                       mime_type=upload.content_type or "application/octet-stream")
+        if caption:
+            message["caption"] = caption
+            if entities:
+                message["caption_entities"] = entities
+        if replied is not None:
+            message["reply_to_message"] = replied
+        chat["messages"][message_id] = {"message": message, "from_bot": True, "raw": args.text("caption"),
+                                        "parse_mode": args.text("parse_mode") or None, "data": upload.data}
+        return dict(message), None
+
+    def _replied(self, chat, args):
+        """The message reply_parameters names (None when there is none to name, or it is gone and
+        allow_sending_without_reply says go on)."""
+        params = args.json("reply_parameters", "can't parse reply parameters JSON object")
+        if params is None:
+            return None
+        if not isinstance(params, dict) or not isinstance(params.get("message_id"), int):
+            raise bad_request("can't parse reply parameters JSON object")
+        stored = chat["messages"].get(params["message_id"])
+        if stored is None:
+            if params.get("allow_sending_without_reply"):
+                return None
+            raise bad_request("message to be replied not found")
+        replied = dict(stored["message"])
+        replied.pop("reply_to_message", None)
+        return replied
 
     def send_message_draft(self, args):
         if self.drafts_mode == "not_found":
@@ -338,7 +400,7 @@ METHODS = {
     "editMessageText": World.edit_message_text, "sendMessageDraft": World.send_message_draft,
     "sendChatAction": World.send_chat_action, "answerCallbackQuery": World.answer_callback_query,
     "setWebhook": World.set_webhook, "deleteWebhook": World.delete_webhook,
-    "getWebhookInfo": World.get_webhook_info,
+    "getWebhookInfo": World.get_webhook_info, "sendVoice": World.send_voice,
 }
 # Method names are case-insensitive on the real server.
 CANONICAL = {name.lower(): name for name in list(METHODS) + ["getUpdates"]}
