@@ -17,6 +17,8 @@ GOALS = {
     "local_rules": "edge to action p99 <= 20 ms on MicroPython; 0 tokens a day for a rule (issue 21)",
     "mcp_round_trip": "report: a tools/call through the board's MCP server, p50/p99 (issue 22)",
     "mcp_session_heap": "report: the heap one MCP session holds, ROMFS form (issue 22)",
+    "voice_turn_heap": "a voice note turn's peak heap within 16 KB of a text turn's, ROMFS form; report the time "
+                       "from the note to its transcript shown (issue 24)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -60,6 +62,10 @@ def verdicts(figures):
     if photo_turn:
         above = photo_turn["photo_above_text_kb"]["median"]
         judge("photo_turn_heap", above is not None and above <= 16, "+{} KB above the text turn".format(above))
+    voice_turn = _get(figures, "voice_turn_heap", "romfs") or _get(figures, "voice_turn_heap", "mpy")
+    if voice_turn:
+        above = voice_turn["voice_above_text_kb"]["median"]
+        judge("voice_turn_heap", above is not None and above <= 16, "+{} KB above the text turn".format(above))
     over = _get(figures, "firmware_overhead", "mpy").get("overhead_ms", {})
     judge("firmware_overhead", over.get("median") is not None and over["median"] <= 10,
           "median {} ms".format(over.get("median")))
@@ -142,6 +148,9 @@ def _rows(name, figure):
         elif name == "photo_turn_heap":
             value = "photo turn +{} KB above the text turn (text turn peak {} KB)".format(
                 _spread(f["photo_above_text_kb"]), f["text_peak_kb"]["median"])
+        elif name == "voice_turn_heap":
+            value = "voice turn +{} KB above the text turn (text turn peak {} KB); note to transcript {}".format(
+                _spread(f["voice_above_text_kb"]), f["text_peak_kb"]["median"], _spread(f["to_transcript_ms"], " ms"))
         elif name == "local_rules":
             value = ("edge to action p50 {} ms, p99 {} ms; an edge allocates {} B; 16 rules {} KB ({} B each); "
                      "tokens a day for one standing order: model {}, rule {}".format(
