@@ -8,6 +8,7 @@ from host_sim.fake_anthropic import text
 from host_sim.fake_speech import FakeSpeech
 from host_sim.ogg_audio import ogg_opus
 from tests.e2e.conftest import OWNER_ID, TG_TOKEN
+from tests.e2e.test_gateway import gateway  # noqa: F401  (the fixture)
 from tests.runtimes import RUNTIMES_WITH_ROMFS_TELEGRAM
 
 OWNER = OWNER_ID
@@ -176,3 +177,24 @@ def test_an_over_limit_voice_note_is_refused_before_its_download(bot, tg, fake, 
     assert tg.wait_for(lambda: tg.sent(OWNER), 30), dev.output[-3000:]
     assert "over my limit of 10 KB" in tg.sent(OWNER)[0]["shown"]
     assert tg.downloads == [] and speech.requests == [] and fake.requests == []
+
+
+def test_an_audio_file_attached_in_the_web_chat_is_heard_too(gateway, fake, speech, flash):  # noqa: F811
+    import asyncio
+
+    from tests.e2e.test_media_webchat import _post, _send
+
+    gateway.device.command("set_stt {}".format(speech.url))
+    gateway.device.command("set_stt_key " + SPEECH_KEY)
+    note = ogg_opus(2)
+    status, answer = _post(gateway, "memo.ogg", "audio/ogg", note)
+    assert status == 200 and answer["kind"] == "audio"
+    speech.script_transcript("Add milk to the shopping list.")
+    fake.script(text("Milk is on the list."))
+    frames = asyncio.run(_send(gateway, [{"type": "attach", "attachment": answer["id"], "content": ""}]))
+    assert {"type": "notice", "content": "\U0001f3a4 heard: Add milk to the shopping list.",
+            "chat_id": "web_media"} in frames
+    assert frames[-1]["type"] == "response" and frames[-1]["content"] == "Milk is on the list."
+    assert speech.requests[0]["upload"]["filename"] == "memo.ogg" and speech.requests[0]["data"] == note
+    assert "[voice] Add milk to the shopping list." in _user_text(fake.wait_requests(1)[0])
+    assert not (flash / "data" / "files" / "inbox").exists() or not list((flash / "data" / "files" / "inbox").iterdir())
