@@ -43,7 +43,8 @@ def test_the_voice_commands_come_at_boot_without_any_speech_code():
 
 
 def test_the_services_endpoints_from_a_base_url_or_the_endpoint_itself():
-    assert service.endpoint("https://api.openai.com", "transcriptions") == "https://api.openai.com/v1/audio/transcriptions"
+    assert service.endpoint("https://api.openai.com", "transcriptions") == \
+        "https://api.openai.com/v1/audio/transcriptions"
     assert service.endpoint("https://api.groq.com/openai/", "transcriptions") == \
         "https://api.groq.com/openai/v1/audio/transcriptions"
     assert service.endpoint("http://192.168.1.20:8000/v1", "speech") == "http://192.168.1.20:8000/v1/audio/speech"
