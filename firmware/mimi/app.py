@@ -8,7 +8,7 @@
 # own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
-from mimi import VERSION, cron, mcp, mqtt, ota, platform, voice, watch
+from mimi import VERSION, cron, mqtt, ota, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context
 from mimi.agent.loop import Agent
@@ -91,8 +91,8 @@ class App:
         self.config.subscribe(self._heartbeat_if_on)  # else when switched on or at heartbeat_trigger
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # the mqtt_* commands; app.mqtt, the channel, only once a broker is set
-        mcp.setup(self)  # the mcp_* commands; the MCP server at the first POST /mcp, the client at its first use
-        voice.setup(self)  # the voice commands; speech code only when a voice note arrives or a reply is spoken
+        _let_go_parts(self)  # the mcp_* and voice commands (their packages let go after): MCP's server at the first
+        # POST /mcp, its client at its first use; speech code only when a voice note arrives or a reply is spoken
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above. The loading code
         # is let go once done (tools/loading.py).
@@ -180,3 +180,13 @@ class App:
 def run(**options):
     app = App(**options)
     asyncio.run(app.main())
+
+
+
+def _let_go_parts(app):
+    """Boot parts that add their console lines and let their package go: imported here, not at the top, so no
+    global of this module keeps them."""
+    from mimi import mcp, voice
+
+    mcp.setup(app)
+    voice.setup(app)

@@ -11,7 +11,7 @@ from mimi.llm.text import Text
 from mimi.safety.budget import Budget
 from mimi.safety.usage_report import voice_lines
 from mimi.safety.usage_store import UsageStore
-from mimi.voice import multipart, ogg, service, tts
+from mimi.voice import multipart, ogg, service, tts, usage
 
 JUNE_1 = 1748736000  # 2025-06-01 00:00 UTC
 _CODE = ("mimi.voice.commands", "mimi.voice.heard", "mimi.voice.stt", "mimi.voice.tts", "mimi.voice.service",
@@ -135,19 +135,19 @@ def test_audio_is_counted_in_usage_kept_across_a_restart_and_held_to_its_daily_l
     try:
         clock = Clock()
         budget, config = _budget(folder, clock, day_audio_s=60, day_tts_chars=500)
-        assert budget.voice_refusal(45, 0) is None
-        budget.voice_spent(45, 0)
-        budget.voice_spent(0, 400)
-        refusal = budget.voice_refusal(20, 0)
+        assert usage.refusal(budget, 45, 0) is None
+        usage.spent(budget, 45, 0)
+        usage.spent(budget, 0, 400)
+        refusal = usage.refusal(budget, 20, 0)
         assert "seconds of voice notes are used up (45 of 60)" in refusal and "day_audio_s" in refusal
-        assert "characters spoken are used up" in budget.voice_refusal(0, 200)
-        assert budget.voice_refusal(15, 100) is None
+        assert "characters spoken are used up" in usage.refusal(budget, 0, 200)
+        assert usage.refusal(budget, 15, 100) is None
         budget.store.save()
         assert json.loads(read(folder + "/usage.json"))["voice"] == [[45, 400], [45, 400]]
         again, _ = _budget(folder, clock)
         assert again.store.load() is None and again.store.voice_today == [45, 400]
         clock.now += 86400  # the next day: today's counts start again, the month's go on
-        assert again.voice_refusal(3600, 0) is None and again.store.voice_today == [0, 0]
+        assert usage.refusal(again, 3600, 0) is None and again.store.voice_today == [0, 0]
         assert again.store.voice_month == [45, 400]
         lines = list(voice_lines([3600, 1000000], "today", lambda key: config.get("voice_config", key)))
         assert lines == ["  voice today: 3600 s of voice notes heard, 1000000 characters spoken, about $15.3600"]

@@ -71,30 +71,13 @@ class Budget:
         if self._check_thresholds() or rolled:
             self.store.save()
         else:
-            self._save_soon()
+            self.save_soon()
 
     def searches_left(self):
         """False once today's server web searches (safety_config.day_searches) are used: requests then
         offer Claude no web search until midnight UTC."""
         cap = self.setting("day_searches")
         return cap <= 0 or usage_store.searches(self.store.today) < cap
-
-    # -- speech services (voice/): seconds heard and characters spoken a day, each with its own limit --
-    def voice_refusal(self, seconds, chars):
-        """Why a voice note may not be transcribed (seconds) or a reply spoken (chars) today, or None."""
-        self.store.roll()
-        for used, more, key, what in ((self.store.voice_today[0], seconds, "day_audio_s", "seconds of voice notes"),
-                                      (self.store.voice_today[1], chars, "day_tts_chars", "characters spoken")):
-            cap = self.setting(key)
-            if more and 0 < cap < used + more:
-                return ("Today's {} are used up ({} of {}); the owner can raise the limit with config_set {}.{} "
-                        "<n>.".format(what, used, cap, NS, key))
-        return None
-
-    def voice_spent(self, seconds, chars):
-        self.store.roll()
-        self.store.add_voice(seconds, chars)
-        self._save_soon()
 
     # -- the daily token budget --
     def limit(self):
@@ -194,7 +177,8 @@ class Budget:
         del self.senders[quietest[0]]
 
     # -- writing the counts, at most once a minute --
-    def _save_soon(self):
+    def save_soon(self):
+        """Write the counts now if the last write is a minute old, else once it is (voice/usage.py too)."""
         if not self.store.dirty:
             return
         wait = self.store.wait_s()

@@ -12,20 +12,19 @@ _FAILED = "\U0001f507 I could not speak this reply ({}); here it is as text."
 
 async def send(live, chat_id, text, request):
     """Deliver a reply as a voice note (and text); the text path when speech fails."""
-    from mimi.voice import tts
+    from mimi.voice import tts, usage
     from mimi.voice.service import VoiceError
 
     spoken = tts.spoken_part(text)
     budget = getattr(live.app, "budget", None)
-    refusal = budget.voice_refusal(0, len(spoken)) if budget is not None and spoken else None
+    refusal = usage.refusal(budget, 0, len(spoken)) if spoken else None
     path = attachments.inbox_path(live.app.flash.root, "tts_{}".format(attachments.safe_name(str(chat_id))), ".ogg")
     try:
         if refusal or not spoken:
             raise VoiceError(refusal or "nothing to say aloud")
         await _quietly(live, chat_id, "record_voice")
         size = await tts.speak(live.app.config, spoken, path)
-        if budget is not None:
-            budget.voice_spent(0, len(spoken))
+        usage.spent(budget, 0, len(spoken))
         fits = len(text) <= CAPTION_MAX and not live.sender.editing(chat_id)
         if fits:
             await live.sender.stop(chat_id)  # the draft gives way to the voice note and its caption

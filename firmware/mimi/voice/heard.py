@@ -6,7 +6,7 @@ from mimi.agent import attachments
 from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.storage import files
-from mimi.voice import ogg
+from mimi.voice import ogg, usage
 from mimi.voice.service import VoiceError
 
 MARK = "[voice] "  # how the session (and Claude) sees what was said
@@ -46,7 +46,7 @@ async def transcribed(agent, message):
         return NO_SERVICE
     seconds = seconds_of(item)
     budget = _budget(agent)
-    refusal = budget.voice_refusal(seconds, 0) if budget is not None else None
+    refusal = usage.refusal(budget, seconds, 0)
     if refusal:
         return refusal
     from mimi.voice import stt
@@ -56,8 +56,7 @@ async def transcribed(agent, message):
     except VoiceError as exc:
         print("voice: transcription failed: {}".format(exc))
         return _FAILED.format(exc, _KEPT if keep(agent.context.flash.root, message, item) else "Please send it again.")
-    if budget is not None:
-        budget.voice_spent(seconds, 0)
+    usage.spent(budget, seconds, 0)
     if not text:
         return _NOTHING
     notice = {"kind": "notice", "reply_to": item.get("message_id")}
@@ -73,7 +72,7 @@ async def transcribed(agent, message):
 
 def _budget(agent):
     for gate in agent.gates:
-        if hasattr(gate, "voice_spent"):
+        if hasattr(gate, "save_soon"):
             return gate
     return None
 
