@@ -112,6 +112,7 @@ _TABLE = (
     b"\nvoice_config\ttts_model\ttext\ttts-1\t0\t\t\tText-to-speech model"
     b"\nvoice_config\ttts_voice\ttext\talloy\t0\t\t\tText-to-speech voice"
     b"\nvoice_config\ttts_key\ttext\t\t1\t\t\tText-to-speech API key (set_tts_key); empty: the speech-to-text key"
+    b"\nvoice_config\ttimeout_s\tint\t60\t0\t5\t300\tSeconds a speech service may think before it answers"
     b"\nvoice_config\tmax_bytes\tint\t1048576\t0\t10240\t5242880\tLargest voice note taken (a minute: 100-300 KB)"
     b"\nvoice_config\tstt_cents_hour\tint\t36\t0\t0\t100000\tSpeech-to-text price, US cents an hour of audio"
     b"\nvoice_config\ttts_cents_mchar\tint\t1500\t0\t0\t1000000\tText-to-speech price, US cents a million characters"

@@ -148,15 +148,22 @@ def test_a_refused_key_a_timeout_and_a_failed_speech_fall_back_clearly(bot, tg, 
     assert tg.wait_for(lambda: tg.sent(OWNER), 40), dev.output[-3000:]
     assert "refused the key (HTTP 401)" in tg.sent(OWNER)[0]["shown"] and "set_stt_key" in tg.sent(OWNER)[0]["shown"]
     dev.command("set_stt_key " + SPEECH_KEY)
+    assert "timeout_s = 5" in dev.command("config_set voice_config.timeout_s 5")
+    speech.stall_next("transcriptions", 15)  # the service thinks longer than the board waits
+    tg.voice_message(OWNER, ogg_opus(1), 1)
+    assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 2, 40), dev.output[-3000:]
+    said = tg.sent(OWNER)[1]["shown"]
+    assert "speech-to-text service did not answer" in said and "/retry" in said, said
+    assert fake.requests == []
     dev.command("set_voice on")
     speech.script_transcript("Hello there.")
     speech.cut_next("speech")  # the speech breaks off: the reply comes as text, and says why
     fake.script(text("Hello! How can I help?"))
     tg.user_message(OWNER, "/retry")
-    assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 4, 40), dev.output[-3000:]
+    assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 5, 40), dev.output[-3000:]
     shown = [m["shown"] for m in tg.sent(OWNER)]
-    assert shown[1] == "\U0001f3a4 heard: Hello there." and shown[2] == "Hello! How can I help?"
-    assert "could not speak this reply" in shown[3]
+    assert shown[2] == "\U0001f3a4 heard: Hello there." and shown[3] == "Hello! How can I help?"
+    assert "could not speak this reply" in shown[4]
     assert not [c for c in tg.calls if c["method"] == "sendVoice"]
     assert SPEECH_KEY not in dev.output and "sk-wrong-key" not in "".join(shown)
 

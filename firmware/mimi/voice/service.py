@@ -4,7 +4,6 @@ from mimi.net import http
 from mimi.platform import const
 
 NS = "voice_config"
-FIRST_BYTE_S = const(60)  # a service may think this long before it answers (a long note, a busy server)
 READ_TIMEOUT_S = const(30)  # silence while an answer streams in
 DEADLINE_S = const(180)
 ERROR_MAX = const(2048)  # bytes of an error answer read for its message
@@ -49,11 +48,12 @@ def headers(key, content_type):
     return out
 
 
-async def post(what, url, key, content_type, body):
-    """POST to a service; the Response of a 200, else VoiceError saying what went wrong (the key never in it)."""
+async def post(config, what, url, key, content_type, body):
+    """POST to a service; the Response of a 200, else VoiceError saying what went wrong (the key never in it).
+    The service may think voice_config.timeout_s before it answers (a long note, a busy server)."""
     try:
-        response = await http.request("POST", url, headers(key, content_type), body, READ_TIMEOUT_S, FIRST_BYTE_S,
-                                      DEADLINE_S)
+        response = await http.request("POST", url, headers(key, content_type), body, READ_TIMEOUT_S,
+                                      config.get(NS, "timeout_s"), DEADLINE_S)
     except http.HTTPError as exc:
         raise VoiceError("the {} service did not answer ({})".format(what, _scrub(str(exc), key)))
     if response.status == 200:

@@ -16,7 +16,7 @@ async def transcribe(config, path, file_name, media_type):
     url, model, key = found
     content_type, body = multipart.body((("model", model), ("response_format", "json")), "file", path,
                                         file_name or "voice.ogg", media_type or "audio/ogg")
-    response = await service.post("speech-to-text", url, key, content_type, body)
+    response = await service.post(config, "speech-to-text", url, key, content_type, body)
     del body
     try:
         raw = await response.read(ANSWER_MAX)

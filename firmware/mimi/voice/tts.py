@@ -60,7 +60,7 @@ async def speak(config, text, path):
         raise VoiceError("no text-to-speech service is set (set_tts <url> [model] [voice])")
     url, model, voice, key = found
     body = json.dumps({"model": model, "input": text, "voice": voice, "response_format": "opus"}).encode()
-    response = await service.post("text-to-speech", url, key, "application/json", body)
+    response = await service.post(config, "text-to-speech", url, key, "application/json", body)
     del body
     try:
         size = await response.save(path, AUDIO_MAX, _PIECE)
