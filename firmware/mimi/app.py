@@ -19,6 +19,7 @@ from mimi.channels.owner import Owner
 from mimi.channels.system import SystemChannel
 from mimi.config import Config
 from mimi.gateway.server import Gateway
+from mimi.health import memory_errors
 from mimi.health.watchdog import Health
 from mimi.llm.claude import Claude
 from mimi.net import tls
@@ -58,6 +59,7 @@ class App:
         tls.configure(list(cert_dirs) + [self.flash.certs_dir])
         self.bus = Bus()
         self.owner = Owner(self)  # notices for the owner: console and the owners' Telegram chats
+        memory_errors.use(self.owner)  # where a MemoryError a loop survived is told
         self.memory = Memory(self.flash)
         self.sessions = Sessions(self.flash.sessions_dir)
         self.wifi = WiFi(self.config)
@@ -136,10 +138,11 @@ class App:
         return gaps
 
     def start(self, service):
-        """Run a service's task once (kept in self.tasks)."""
+        """Run a service's task once (kept in self.tasks); a MemoryError does not end it (health/memory_errors.py)."""
         if service not in self.running:
             self.running.append(service)
-            self.tasks.append(asyncio.create_task(service.run()))
+            name = getattr(service, "loop_name", None) or type(service).__name__.lower()
+            self.tasks.append(asyncio.create_task(memory_errors.lasting(name, service.run)))
 
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only
@@ -169,12 +172,15 @@ class App:
             print("no network yet: the console works; configure WiFi with wifi_set")
             self.tasks.append(asyncio.create_task(self._start_services_when_up()))
         seconds = 0
-        while True:  # the main loop stays alive
-            self.health.tick()  # feeds the watchdog while the agent and dispatcher are healthy
+        while True:  # the main loop stays alive: a MemoryError here is told and survived, never a reset
+            try:
+                self.health.tick()  # feeds the watchdog while the agent and dispatcher are healthy
+                seconds += 1
+                if seconds % GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
+                    platform.collect()
+            except MemoryError as exc:
+                memory_errors.short("main loop", exc)
             await asyncio.sleep(1)
-            seconds += 1
-            if seconds % GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
-                platform.collect()
 
 
 def run(**options):

@@ -6,6 +6,7 @@
 # "temperature": <degrees C>} (esp32.mcu_temperature). Pins the file does not name behave as before.
 # A pin with an irq() handler is watched: when the file changes that pin's level (looked at every 10 ms),
 # the handler runs as on the chip, for the edges it asked for; what an output pin was set to reads back.
+# Injected MemoryErrors (host only): MIMI_SIM_MEMORY_ERRORS, see memory_error_if_asked.
 import json
 import os
 import time
@@ -234,8 +235,32 @@ class WDT:
         _watchdog[0] = self
 
     def feed(self):
+        memory_error_if_asked("wdt_feed")  # the main loop's watchdog tick
         self.last_feed = _ticks_ms()
         self.feeds += 1
+
+
+MEMORY_ERRORS_ENV = "MIMI_SIM_MEMORY_ERRORS"
+_memory_errors = {}  # point -> MemoryErrors raised there so far
+
+
+def memory_error_if_asked(point):
+    """Host only, a test's fault: with MIMI_SIM_MEMORY_ERRORS=<file> holding {"<point>": N} (read at each call),
+    the first N calls at that point raise MemoryError, as a tick that finds no heap would. Points: wdt_feed
+    (WDT.feed: the main loop), wlan_isconnected (network.WLAN.isconnected: the WiFi keeper's tick)."""
+    path = os.getenv(MEMORY_ERRORS_ENV)
+    if not path:
+        return
+    try:
+        with open(path) as f:
+            wanted = json.load(f).get(point, 0)
+    except (OSError, ValueError):
+        return
+    done = _memory_errors.get(point, 0)
+    if done < wanted:
+        _memory_errors[point] = done + 1
+        print("sim: MemoryError injected at {} ({} of {})".format(point, done + 1, wanted))
+        raise MemoryError("memory allocation failed, allocating 4096 bytes (injected by the test at {})".format(point))
 
 
 def wdt_expired():

@@ -157,6 +157,9 @@ class WLAN:
     def isconnected(self):
         if self._if == AP_IF:
             return False  # no station ever joins the laptop's access point
+        import machine
+
+        machine.memory_error_if_asked("wlan_isconnected")
         _check_link()
         return _state["status"] == STAT_GOT_IP
 

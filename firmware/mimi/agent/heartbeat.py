@@ -2,6 +2,7 @@
 # Only the waiting loop lives here; the check itself (heartbeat_check) loads once HEARTBEAT.md exists.
 import asyncio
 
+from mimi.health import memory_errors
 from mimi.platform import const
 from mimi.storage import files
 
@@ -42,6 +43,8 @@ class Heartbeat:
                 try:
                     if await self.beat() < 0:
                         print("heartbeat: skipped, the previous one is still being answered")
+                except MemoryError as exc:
+                    memory_errors.short("heartbeat", exc)
                 except Exception as exc:  # a heartbeat failing must not stop the next one
                     print("heartbeat: failed: {}".format(exc))
 

@@ -3,12 +3,14 @@ import asyncio
 
 from mimi import platform
 from mimi.bus.message import Message
+from mimi.health import memory_errors
 from mimi.llm.errors import ClaudeError
 from mimi.llm.text import Text
 from mimi.platform import const
 
 MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
 PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches) in one turn
+MEMORY_REPLY = "Sorry, the device ran short of memory while answering this. Please try again in a moment."
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
 _ROUND_BREAK = "\n\n"
 VOICE_RETRY = "/retry"  # sends a voice note kept after a failed transcription again (voice/heard.py)
@@ -62,6 +64,10 @@ class Agent:
             platform.collect()  # start each turn on a collected heap: fewer holes, larger free runs
             try:
                 await self.handle(message)
+            except MemoryError as exc:  # collected and told (owner, console); the reply is pre-made
+                self.failures += 1
+                memory_errors.short("agent", exc)
+                await self._reply(message, MEMORY_REPLY, "error")
             except Exception as exc:  # one failing message never stops the loop
                 self.failures += 1
                 print("agent: turn failed: {}".format(exc))

@@ -1,5 +1,6 @@
 # Routes every outbound reply to the channel it came from; a failing channel never stops the others.
 from mimi import platform
+from mimi.health import memory_errors
 
 
 class Dispatcher:
@@ -20,6 +21,9 @@ class Dispatcher:
             try:
                 await channel.send(message)
                 self.sent += 1
+            except MemoryError as exc:  # the reply is lost; the owner is told (health/memory_errors.py)
+                self.failed += 1
+                memory_errors.short("dispatcher", exc)
             except Exception as exc:
                 self.failed += 1
                 print("dispatch: {} could not deliver to {}: {}".format(message.channel, message.chat_id, exc))

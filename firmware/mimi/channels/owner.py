@@ -7,16 +7,18 @@ from mimi.safety import roles
 
 NOTICE_MAX = const(1000)  # characters of one notice
 PREFIX = "notice: "
+_DROPPED = "notice: not sent to owner {} on Telegram: the outbound queue is full"
 
 
 class Owner:
-    """`tell(text)` may be called from anywhere, sync or async: the Telegram copies are queued."""
+    """`tell(text)` may be called from anywhere, sync or async: the Telegram copies are queued (or, with may_drop,
+    dropped with a console line while the outbound queue is full: a notice sent when memory is short)."""
 
     def __init__(self, app):
         self.app = app
         self.told = 0
 
-    def tell(self, text):
+    def tell(self, text, may_drop=False):
         text = str(text)[:NOTICE_MAX]
         console = self.app.channels.get("cli")
         if console is not None and hasattr(console, "note"):
@@ -31,4 +33,7 @@ class Owner:
             try:
                 self.app.bus.outbound.put_nowait(message)
             except Exception:  # the outbound queue is full: deliver as soon as there is room
+                if may_drop:
+                    print(_DROPPED.format(user_id))
+                    continue
                 asyncio.create_task(self.app.bus.outbound.put(message))

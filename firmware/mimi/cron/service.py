@@ -4,6 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.channels.system import check_target, system_message
 from mimi.cron.store import CronError, Store, describe
+from mimi.health import memory_errors
 from mimi.platform import const
 
 CHECK_S = const(5)  # longest sleep between two looks at the job list
@@ -52,6 +53,8 @@ class Cron:
                 continue
             try:
                 await self.check(platform.unix_time())
+            except MemoryError as exc:
+                memory_errors.short("cron", exc)
             except Exception as exc:  # a bad job or a full flash must not stop the timer
                 print("cron: check failed: {}".format(exc))
                 platform.print_exception(exc)

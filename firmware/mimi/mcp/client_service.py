@@ -18,6 +18,7 @@ class Clients:
     connector's list (app.claude.mcp_servers) of those Anthropic's API calls."""
 
     offline = False  # it needs the network: started with the other services (parts.start_late)
+    loop_name = "MCP client"  # its name in a memory notice (health/memory_errors.py)
 
     def __init__(self, app):
         self.app = app

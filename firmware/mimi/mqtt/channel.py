@@ -4,6 +4,7 @@ import asyncio
 
 from mimi import mqtt, platform, utf8
 from mimi.bus.message import Message
+from mimi.health import memory_errors
 from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
 from mimi.net.backoff import Backoff
@@ -105,7 +106,7 @@ class MQTT:
 
     async def _run(self):
         backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)
-        states = asyncio.create_task(presence.periodic(self))
+        states = asyncio.create_task(memory_errors.lasting("mqtt", presence.periodic, self))
         await self.app.wifi.up.wait()
         try:
             while mqtt.configured(self.app.config):

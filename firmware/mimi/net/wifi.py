@@ -3,6 +3,7 @@
 import asyncio
 
 from mimi import platform
+from mimi.health import memory_errors
 from mimi.net import ntp
 from mimi.net.backoff import Backoff
 from mimi.platform import const
@@ -47,7 +48,7 @@ class WiFi:
     async def connect(self, wait_s=CONNECT_WAIT_S):
         """Start the keeper (once); True when the link is up after its first attempt."""
         if self._keeper is None:
-            self._keeper = asyncio.create_task(self.run())
+            self._keeper = asyncio.create_task(memory_errors.lasting("WiFi keeper", self.run))
         try:
             await asyncio.wait_for(self._outcome.wait(), wait_s + 1)
         except asyncio.TimeoutError:
@@ -134,7 +135,7 @@ class WiFi:
         print("WiFi: connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip()))
         if self._clock is None:  # the first time: set the clock before anything uses TLS
             ntp.sync_and_report(ntp.RETRY_FIRST_S)
-            self._clock = asyncio.create_task(ntp.keep(self.is_up))
+            self._clock = asyncio.create_task(memory_errors.lasting("clock", ntp.keep, self.is_up))
         if self.setup is not None:
             self.setup.close()
         self.up.set()

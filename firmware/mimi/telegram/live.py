@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi.bus.message import Message
+from mimi.health import memory_errors
 from mimi.platform import const
 from mimi.safety import roles
 from mimi.telegram.allowlist import allowed
@@ -89,10 +90,11 @@ class Live:
 
     async def run(self, greet):
         """greet: ask getMe first (the service started with the token already set)."""
-        self.outbox_task = asyncio.create_task(self.outbox.run())  # kept: a task nobody holds may vanish
+        # kept: a task nobody holds may vanish; a MemoryError ends neither loop (health/memory_errors.py)
+        self.outbox_task = asyncio.create_task(memory_errors.lasting("Telegram outbox", self.outbox.run))
         if greet:
             await self._whoami()
-        await self.poller.run()
+        await memory_errors.lasting("Telegram poller", self.poller.run)
 
     async def _whoami(self):
         """The bot's own id and @username, asked once (again after a failure, when a group needs it)."""

@@ -2,6 +2,7 @@
 import asyncio
 import json
 
+from mimi.health import memory_errors
 from mimi.platform import const
 from mimi.storage import files, space
 from mimi.telegram import OUTBOX_FILE
@@ -85,6 +86,9 @@ class Outbox:
                 await self._wake.wait()
             try:
                 sent = await self._send_oldest()
+            except MemoryError as exc:
+                memory_errors.short("Telegram outbox", exc)
+                sent = False
             except Exception as exc:  # never let the task end: the replies would wait until a reboot
                 print("Telegram: sending the waiting replies failed: {}: {}".format(exc.__class__.__name__, exc))
                 sent = False

@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import platform
+from mimi.health import memory_errors
 
 
 class Edge:
@@ -18,7 +19,7 @@ class Edge:
         trigger = {"rising": machine.Pin.IRQ_RISING, "falling": machine.Pin.IRQ_FALLING}.get(
             edge, machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
         self.pin.irq(self._interrupt, trigger)
-        self.task = asyncio.create_task(self._run())
+        self.task = asyncio.create_task(memory_errors.lasting("watchers", self._run))
 
     def _interrupt(self, pin):
         self.at[0] = platform.ticks_ms()
@@ -36,6 +37,8 @@ class Edge:
             try:
                 watcher = self.rules.service.store.get(self.name)
                 await self.rules.event(watcher, value)
+            except MemoryError as exc:
+                memory_errors.short("watchers", exc)
             except Exception as exc:  # one broken rule must not stop the pin's task
                 print("watch: rule {} failed: {}".format(self.name, exc))
 

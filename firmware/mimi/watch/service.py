@@ -4,6 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.channels.system import check_target, system_message
+from mimi.health import memory_errors
 from mimi.platform import const
 from mimi.watch import sources
 from mimi.watch.limits import Limits, report
@@ -145,6 +146,8 @@ class Watchers:
                     continue
                 try:
                     await self.tick(watcher)
+                except MemoryError as exc:
+                    memory_errors.short("watchers", exc)
                 except Exception as exc:  # one broken watcher must not stop the others
                     print("watch: {} failed: {}".format(watcher["name"], exc))
                     platform.print_exception(exc)
