@@ -138,11 +138,10 @@ class App:
         return gaps
 
     def start(self, service):
-        """Run a service's task once (kept in self.tasks); a MemoryError does not end it (health/memory_errors.py)."""
+        """Run a service's task once (kept in self.tasks); its loop catches a MemoryError (health/memory_errors.py)."""
         if service not in self.running:
             self.running.append(service)
-            name = getattr(service, "loop_name", None) or type(service).__name__.lower()
-            self.tasks.append(asyncio.create_task(memory_errors.lasting(name, service.run)))
+            self.tasks.append(asyncio.create_task(service.run()))
 
     async def _start_services(self):
         for service in self.health.startable(self.services):  # safe mode: the gateway only

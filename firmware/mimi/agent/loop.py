@@ -59,27 +59,31 @@ class Agent:
 
     async def run(self):
         while True:
-            message = await self.bus.inbound.get()
-            self.busy_with = message
-            platform.collect()  # start each turn on a collected heap: fewer holes, larger free runs
             try:
-                await self.handle(message)
-            except MemoryError as exc:  # collected and told (owner, console); the reply is pre-made
-                self.failures += 1
-                memory_errors.short("agent", exc)
-                await self._reply(message, MEMORY_REPLY, "error")
-            except Exception as exc:  # one failing message never stops the loop
-                self.failures += 1
-                print("agent: turn failed: {}".format(exc))
-                platform.print_exception(exc)
-                await self._reply(message, "Sorry, something went wrong on the device: {}".format(exc), "error")
-            finally:
-                self.busy_with = None
-                if _media(message) is not None:  # the received file leaves flash with its turn
-                    from mimi.agent import attachments
+                message = await self.bus.inbound.get()
+                self.busy_with = message
+                platform.collect()  # start each turn on a collected heap: fewer holes, larger free runs
+                try:
+                    await self.handle(message)
+                except MemoryError as exc:  # collected and told (owner, console); the reply is pre-made
+                    self.failures += 1
+                    memory_errors.short("agent", exc)
+                    await self._reply(message, MEMORY_REPLY, "error")
+                except Exception as exc:  # one failing message never stops the loop
+                    self.failures += 1
+                    print("agent: turn failed: {}".format(exc))
+                    platform.print_exception(exc)
+                    await self._reply(message, "Sorry, something went wrong on the device: {}".format(exc), "error")
+                finally:
+                    self.busy_with = None
+                    if _media(message) is not None:  # the received file leaves flash with its turn
+                        from mimi.agent import attachments
 
-                    attachments.discard(message)
-            message = None  # not kept while the loop waits for the next one (a long text: kilobytes)
+                        attachments.discard(message)
+                message = None  # not kept while the loop waits for the next one (a long text: kilobytes)
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+                memory_errors.short("agent", exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)
 
     async def _reply(self, message, text, kind, streamed=False):
         # `request` carries the inbound extras back, so a channel can acknowledge what it answered.

@@ -1,4 +1,6 @@
 # Routes every outbound reply to the channel it came from; a failing channel never stops the others.
+import asyncio
+
 from mimi import platform
 from mimi.health import memory_errors
 
@@ -12,19 +14,23 @@ class Dispatcher:
 
     async def run(self):
         while True:
-            message = await self.bus.outbound.get()
-            channel = self.channels.get(message.channel)
-            if channel is None:
-                self.failed += 1
-                print("dispatch: no channel '{}' for a reply to {}".format(message.channel, message.chat_id))
-                continue
             try:
-                await channel.send(message)
-                self.sent += 1
-            except MemoryError as exc:  # the reply is lost; the owner is told (health/memory_errors.py)
-                self.failed += 1
+                message = await self.bus.outbound.get()
+                channel = self.channels.get(message.channel)
+                if channel is None:
+                    self.failed += 1
+                    print("dispatch: no channel '{}' for a reply to {}".format(message.channel, message.chat_id))
+                    continue
+                try:
+                    await channel.send(message)
+                    self.sent += 1
+                except MemoryError as exc:  # the reply is lost; the owner is told (health/memory_errors.py)
+                    self.failed += 1
+                    memory_errors.short("dispatcher", exc)
+                except Exception as exc:
+                    self.failed += 1
+                    print("dispatch: {} could not deliver to {}: {}".format(message.channel, message.chat_id, exc))
+                    platform.print_exception(exc)
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
                 memory_errors.short("dispatcher", exc)
-            except Exception as exc:
-                self.failed += 1
-                print("dispatch: {} could not deliver to {}: {}".format(message.channel, message.chat_id, exc))
-                platform.print_exception(exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)

@@ -3,6 +3,7 @@ import asyncio
 
 from mimi.gateway import CHANNEL, DROPPED, TOKEN_KEY, TOKEN_NS
 from mimi.platform import const
+from mimi.health import memory_errors
 
 _RETRY_FIRST_S = const(2)
 _RETRY_MAX_S = const(60)
@@ -75,30 +76,34 @@ class Gateway:
     async def run(self):
         backoff = None  # made at the first failure to listen: a listening gateway holds none
         while True:
-            port = self.app.config.get("gw_config", "ws_port")
-            self._restart = False
-            self.server = None
-            failed = []
-            task = asyncio.create_task(self._listen(port, failed))
-            while self.server is None and not failed:
-                await asyncio.sleep(_BIND_POLL_S)
-            if failed:
-                from mimi.net.backoff import Backoff
+            try:
+                port = self.app.config.get("gw_config", "ws_port")
+                self._restart = False
+                self.server = None
+                failed = []
+                task = asyncio.create_task(self._listen(port, failed))
+                while self.server is None and not failed:
+                    await asyncio.sleep(_BIND_POLL_S)
+                if failed:
+                    from mimi.net.backoff import Backoff
 
-                backoff = backoff or Backoff(_RETRY_FIRST_S, _RETRY_MAX_S)
-                wait = backoff.next()
-                print("gateway: cannot listen on port {} ({}); trying again in {} s".format(
-                    port, failed[0], wait))
-                await asyncio.sleep(wait)
-                continue
-            backoff = None
-            self.port = port
-            print("gateway: web chat on {} (ws_token shows the token)".format(self.address()))
-            await task
-            self.port = None
-            if not self._restart:
-                print("gateway: stopped")
-                return
+                    backoff = backoff or Backoff(_RETRY_FIRST_S, _RETRY_MAX_S)
+                    wait = backoff.next()
+                    print("gateway: cannot listen on port {} ({}); trying again in {} s".format(
+                        port, failed[0], wait))
+                    await asyncio.sleep(wait)
+                    continue
+                backoff = None
+                self.port = port
+                print("gateway: web chat on {} (ws_token shows the token)".format(self.address()))
+                await task
+                self.port = None
+                if not self._restart:
+                    print("gateway: stopped")
+                    return
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+                memory_errors.short("gateway", exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)
 
     def restart(self):
         """Listen again, on the port saved now; the connected clients stay."""

@@ -7,7 +7,7 @@ from mimi import platform
 from mimi.platform import const
 
 QUIET_S = const(3600)  # after a notice, the same loop's next MemoryErrors are counted, told an hour on
-_AGAIN_S = const(1)  # a loop that a MemoryError ended starts again after this pause
+AGAIN_S = const(1)  # a loop that caught a MemoryError goes on after this pause (never a tight loop)
 # Pre-made: what is said when even the notice finds no memory (no allocation needed to print it).
 _BARE_LINE = "memory: a MemoryError was survived (too little memory left to say more)"
 NOTICE = "The device ran short of memory in its {} and carried on: nothing was restarted.{} " \
@@ -56,4 +56,4 @@ async def lasting(name, run, *args):
             return await run(*args)
         except MemoryError as exc:
             short(name, exc)
-        await asyncio.sleep(_AGAIN_S)
+        await asyncio.sleep(AGAIN_S)

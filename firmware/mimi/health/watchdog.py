@@ -5,7 +5,7 @@ import asyncio
 
 import machine
 from mimi import platform
-from mimi.health import crashes, memory_errors
+from mimi.health import crashes
 from mimi.ota import bundle_root
 
 
@@ -40,8 +40,8 @@ class Health:
             agent = safe_mode.start(self)
         else:
             crashes.inject_crash_if_asked(bundle_root(app.flash.root))
-            agent = asyncio.create_task(memory_errors.lasting("agent", app.agent.run))
-        dispatcher = asyncio.create_task(memory_errors.lasting("dispatcher", app.dispatcher.run))
+            agent = asyncio.create_task(app.agent.run())
+        dispatcher = asyncio.create_task(app.dispatcher.run())
         self._core = [("agent", agent), ("dispatcher", dispatcher)]
         self._wdt = machine.WDT(timeout=self.wdt_timeout_ms)
         return [agent, dispatcher]

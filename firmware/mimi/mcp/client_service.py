@@ -9,6 +9,7 @@ from mimi.mcp import NS
 from mimi.mcp.store import Store
 from mimi.platform import const
 from mimi.tools.registry import ToolError
+from mimi.health import memory_errors
 
 CHECK_S = const(30)  # the task looks for due lists this often, and at once when poked
 
@@ -18,7 +19,6 @@ class Clients:
     connector's list (app.claude.mcp_servers) of those Anthropic's API calls."""
 
     offline = False  # it needs the network: started with the other services (parts.start_late)
-    loop_name = "MCP client"  # its name in a memory notice (health/memory_errors.py)
 
     def __init__(self, app):
         self.app = app
@@ -58,14 +58,18 @@ class Clients:
     async def run(self):
         """Fetch each local server's list when due: at the start, when stale, after a change was announced."""
         while True:
-            self.wake.clear()
-            for server in list(self.servers.values()):
-                if server.needs_fetch():
-                    await server.fetch()
             try:
-                await asyncio.wait_for(self.wake.wait(), CHECK_S)
-            except asyncio.TimeoutError:
-                pass
+                self.wake.clear()
+                for server in list(self.servers.values()):
+                    if server.needs_fetch():
+                        await server.fetch()
+                try:
+                    await asyncio.wait_for(self.wake.wait(), CHECK_S)
+                except asyncio.TimeoutError:
+                    pass
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+                memory_errors.short("MCP client", exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)
 
     async def call(self, name, tool, data):
         """Run a tool of a local server for the registry (client_tools.RemoteTool): its result as text."""

@@ -95,14 +95,18 @@ class MQTT:
     async def run(self):
         """The task, for the rest of the boot: connected while a broker is set; mqtt_off idles it, mqtt_set wakes it."""
         while True:
-            if mqtt.configured(self.app.config):
-                self.running = True
-                try:
-                    await self._run()
-                finally:
-                    self.running = False
-            self._wake.clear()
-            await self._wake.wait()  # a setting changed (_on_config)
+            try:
+                if mqtt.configured(self.app.config):
+                    self.running = True
+                    try:
+                        await self._run()
+                    finally:
+                        self.running = False
+                self._wake.clear()
+                await self._wake.wait()  # a setting changed (_on_config)
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+                memory_errors.short("mqtt", exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)
 
     async def _run(self):
         backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)

@@ -5,6 +5,7 @@ import asyncio
 from mimi import platform
 from mimi.net.backoff import Backoff
 from mimi.platform import const
+from mimi.health import memory_errors
 
 RETRY_FIRST_S = const(2)
 RETRY_MAX_S = const(300)
@@ -59,17 +60,21 @@ async def keep(is_up, backoff=None):
     backoff = backoff or Backoff(RETRY_FIRST_S, RETRY_MAX_S)
     wait = backoff.next() if not synced() else RESYNC_S
     while True:
-        _state["next_ms"] = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
-        await asyncio.sleep(wait)
-        if not is_up():
-            continue  # try again once the link is back, at the same pace
-        if sync():
-            print("clock: set from NTP: {}".format(platform.utc_stamp()))
-            backoff.reset()
-            wait = RESYNC_S
-        else:
-            wait = backoff.next()
-            print("clock: NTP failed ({}); next try in {} s".format(_state["error"], wait))
+        try:
+            _state["next_ms"] = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
+            await asyncio.sleep(wait)
+            if not is_up():
+                continue  # try again once the link is back, at the same pace
+            if sync():
+                print("clock: set from NTP: {}".format(platform.utc_stamp()))
+                backoff.reset()
+                wait = RESYNC_S
+            else:
+                wait = backoff.next()
+                print("clock: NTP failed ({}); next try in {} s".format(_state["error"], wait))
+        except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+            memory_errors.short("clock", exc)
+            await asyncio.sleep(memory_errors.AGAIN_S)
 
 
 def summary():

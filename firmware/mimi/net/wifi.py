@@ -48,7 +48,7 @@ class WiFi:
     async def connect(self, wait_s=CONNECT_WAIT_S):
         """Start the keeper (once); True when the link is up after its first attempt."""
         if self._keeper is None:
-            self._keeper = asyncio.create_task(memory_errors.lasting("WiFi keeper", self.run))
+            self._keeper = asyncio.create_task(self.run())
         try:
             await asyncio.wait_for(self._outcome.wait(), wait_s + 1)
         except asyncio.TimeoutError:
@@ -65,37 +65,41 @@ class WiFi:
     async def run(self):
         """Keep the station connected: reconnect with backoff; no WiFi saved: open the setup AP."""
         while True:
-            renew, self._renew = self._renew, False
-            if self.wlan.isconnected() and not renew:
-                if not self.up.is_set():
-                    self._came_up()
-                await self._pause(self.link_check_s)
-                continue
-            if self.up.is_set() and not renew:
-                self.up.clear()
+            try:
+                renew, self._renew = self._renew, False
+                if self.wlan.isconnected() and not renew:
+                    if not self.up.is_set():
+                        self._came_up()
+                    await self._pause(self.link_check_s)
+                    continue
+                if self.up.is_set() and not renew:
+                    self.up.clear()
+                    from mimi.net import wifi_failure
+
+                    self.failure = wifi_failure.lost_link(self.ssid(), self.wlan.status())
+                ssid = self.ssid()
+                if not ssid:  # nothing to join: wait for credentials (console or setup page)
+                    if not self.wlan.isconnected():
+                        self.failure = None
+                        self._outcome.set()
+                        if self.setup is not None:
+                            self.setup.open()
+                    await self._pause(self.link_check_s)
+                    continue
+                if await self._attempt(ssid):
+                    continue
+                wait = self.backoff.next()
+                self.attempts += 1
                 from mimi.net import wifi_failure
 
-                self.failure = wifi_failure.lost_link(self.ssid(), self.wlan.status())
-            ssid = self.ssid()
-            if not ssid:  # nothing to join: wait for credentials (console or setup page)
-                if not self.wlan.isconnected():
-                    self.failure = None
-                    self._outcome.set()
-                    if self.setup is not None:
-                        self.setup.open()
-                await self._pause(self.link_check_s)
-                continue
-            if await self._attempt(ssid):
-                continue
-            wait = self.backoff.next()
-            self.attempts += 1
-            from mimi.net import wifi_failure
-
-            wifi_failure.cannot_join(ssid, self.failure, wait)
-            self._outcome.set()
-            self.next_try_ms = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
-            await self._pause(wait)
-            self.next_try_ms = None
+                wifi_failure.cannot_join(ssid, self.failure, wait)
+                self._outcome.set()
+                self.next_try_ms = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
+                await self._pause(wait)
+                self.next_try_ms = None
+            except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
+                memory_errors.short("WiFi keeper", exc)
+                await asyncio.sleep(memory_errors.AGAIN_S)
 
     def ssid(self):
         """The saved network's name (empty: none saved)."""
@@ -135,7 +139,7 @@ class WiFi:
         print("WiFi: connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip()))
         if self._clock is None:  # the first time: set the clock before anything uses TLS
             ntp.sync_and_report(ntp.RETRY_FIRST_S)
-            self._clock = asyncio.create_task(memory_errors.lasting("clock", ntp.keep, self.is_up))
+            self._clock = asyncio.create_task(ntp.keep(self.is_up))
         if self.setup is not None:
             self.setup.close()
         self.up.set()
