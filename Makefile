@@ -19,7 +19,7 @@ $(STAMP): requirements-dev.txt
 # The firmware under the MicroPython unix port, with the fake Claude as its brain
 # (the real API when ANTHROPIC_API_KEY is set).
 sim: venv
-	$(BIN)/python tools/sim.py --flash $(FLASH) --ws-port $(WS_PORT)
+	@$(BIN)/python tools/sim.py --flash $(FLASH) --ws-port $(WS_PORT)
 
 # Debian packages the tests drive (chromium, mosquitto): installed when root with apt-get, else
 # named in one line (tools/system_deps.py).

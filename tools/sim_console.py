@@ -1,6 +1,7 @@
 """`make sim`'s terminal: keys reach the firmware one at a time (so its line editor gives cursor
 keys and Up/Down history, as on the chip), and a short guide is shown once the firmware is up."""
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -8,6 +9,8 @@ import threading
 READY_MARKS = (b"ready: network up", b"no network yet")  # app.py's last boot line
 PROMPT = b"mimi> "
 _TAIL = 128  # bytes kept to find a mark cut across two reads
+PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h)
+_STOP_WAIT_S = 5
 
 
 class KeysOneByOne:
@@ -40,7 +43,10 @@ class KeysOneByOne:
         if self._saved is not None:
             import termios
 
-            termios.tcsetattr(self.stream.fileno(), termios.TCSADRAIN, self._saved)
+            try:
+                termios.tcsetattr(self.stream.fileno(), termios.TCSADRAIN, self._saved)
+            except (termios.error, OSError, ValueError):  # the terminal is gone (hung up)
+                pass
 
 
 def _line_done(tail):
@@ -58,30 +64,65 @@ def relay(proc, out, guide):
         data = proc.stdout.read1(4096)
         if not data:
             return
-        out.write(data)
-        if not shown:
-            tail = (tail + data)[-_TAIL:]
-            if _line_done(tail):
-                out.write(guide.encode() + PROMPT)
-                shown = True
-        out.flush()
+        try:
+            out.write(data)
+            if not shown:
+                tail = (tail + data)[-_TAIL:]
+                if _line_done(tail):
+                    out.write(guide.encode() + PROMPT)
+                    shown = True
+            out.flush()
+        except (OSError, ValueError):  # the terminal is gone: keep draining, so the firmware never blocks
+            pass
 
 
-def run(cmd, cwd, env, guide):
-    """Start the firmware, relay its output with the guide, and wait; returns its exit code."""
+def _parent_death_signal():
+    """A preexec_fn that has the kernel send the firmware SIGTERM when this process dies (Linux's
+    PR_SET_PDEATHSIG), or None elsewhere. Looked up before the fork: the child only makes the call."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+
+    def set_signal():
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return set_signal
+
+
+def stop(proc):
+    """SIGTERM, then SIGKILL if the firmware has not ended within a few seconds; its exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.wait(_STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def run(cmd, cwd, env, guide, hang_up=()):
+    """Start the firmware, relay its output with the guide, and wait; returns its exit code. The
+    exception class `hang_up` (raised by a signal handler) stops the firmware and is raised again."""
     with KeysOneByOne() as keys:
         if keys.active:
             env = dict(env, MIMI_CONSOLE_ECHO="1")
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, preexec_fn=_parent_death_signal())
         pump = threading.Thread(target=relay, args=(proc, sys.stdout.buffer, guide), daemon=True)
         pump.start()
         try:
             return proc.wait()
         except KeyboardInterrupt:  # Ctrl-C reaches the firmware too; let it say "stopped"
             try:
-                return proc.wait(5)
+                return proc.wait(_STOP_WAIT_S)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                return proc.wait()
+                return stop(proc)
+        except hang_up:
+            stop(proc)
+            raise
         finally:
+            if proc.poll() is None:  # anything else that ends this process ends the firmware too
+                stop(proc)
             pump.join(2)
