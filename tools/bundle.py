@@ -7,12 +7,14 @@ Layout (the tree `make deploy` and `make fsimage` copy to the board's file syste
     lib/mimi/**.mpy           firmware/mimi compiled with mpy-cross -march=xtensawin
     lib/microdot/*.mpy        the microdot modules the gateway uses, compiled the same way
     certs/*.der               the CA certificates the firmware trusts (firmware/certs)
-    www/...                   firmware/www, when it exists
+    www/...                   firmware/www, when it exists; the web app's page and scripts as
+                              name.gz (gzip -9 at build time, served with Content-Encoding: gzip)
     manifest.json             {path: {"size": bytes, "sha256": hex}} of every file above
 /lib is on the board's sys.path, so `import mimi` finds lib/mimi; the root stays for the
 owner's data (/data) and the two boot files.
 """
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -28,6 +30,8 @@ SOURCE_FILES = ("main.py", "boot.py", "romfs_boot.py")  # run by name at boot (f
 DATA_DIRS = ("certs", "www")  # copied as they are (certs: only *.der)
 MICRODOT_MODULES = ("__init__.py", "microdot.py", "websocket.py", "helpers.py")
 MANIFEST = "manifest.json"
+WEB_APP = ("index.html", "attach.js", "views.js")  # the gateway's web app: shipped gzip-compressed only
+WEB_APP_BUDGET = 24 * 1024  # bytes the web app's files may take together, compressed (README: Web app)
 
 
 def run(cmd, cwd=None):
@@ -84,7 +88,23 @@ def copy_data(firmware, out):
     www = os.path.join(firmware, "www")
     if os.path.isdir(www):
         shutil.copytree(www, os.path.join(out, "www"),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *WEB_APP))
+        compressed = 0
+        for name in WEB_APP:
+            if os.path.exists(os.path.join(www, name)):
+                compressed += gzip_file(os.path.join(www, name), os.path.join(out, "www", name + ".gz"))
+        if compressed > WEB_APP_BUDGET:
+            sys.exit("bundle: the web app takes {} bytes gzipped, over its budget of {}".format(
+                compressed, WEB_APP_BUDGET))
+
+
+def gzip_file(src, dest):
+    """Compress src into dest the same way every build (no name, no time in the header); its size."""
+    with open(src, "rb") as f:
+        data = gzip.compress(f.read(), compresslevel=9, mtime=0)
+    with open(dest, "wb") as f:
+        f.write(data)
+    return len(data)
 
 
 def file_table(out):

@@ -6,7 +6,7 @@
 var form = $("send"), pick = document.createElement("input"), button = document.createElement("button");
 pick.type = "file"; pick.hidden = true; pick.id = "file";
 pick.accept = "image/*,application/pdf,text/*,.md,.csv,.json,.txt";
-button.type = "button"; button.id = "attach"; button.innerHTML = "&#128206;";
+button.type = "button"; button.id = "attach"; button.innerHTML = '<svg class="i"><use href="#i-clip"/></svg>';
 button.title = "Attach a photo, PDF or text file"; button.setAttribute("aria-label", "Attach a file");
 button.style.background = "#8a8495";
 form.insertBefore(pick, form.firstChild); form.insertBefore(button, $("text"));

@@ -77,7 +77,7 @@ def test_the_image_mounts_under_micropython_and_the_firmware_imports_from_it(ima
         "sys.path.insert(0, 'host_sim/standins')\n"
         "import mimi, microdot\n"
         "print(mimi.__file__, microdot.__file__)\n"
-        "print(sorted(os.listdir('/rom')), 'index.html' in os.listdir('/rom/www'),\n"
+        "print(sorted(os.listdir('/rom')), 'index.html.gz' in os.listdir('/rom/www'),\n"
         "      all(n.endswith('.der') for n in os.listdir('/rom/certs')))\n"
         "from mimi import platform\n"
         "print(platform.code_origin())\n"

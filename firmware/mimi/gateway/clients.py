@@ -78,6 +78,9 @@ class Clients:
         if kind == "confirm":
             await self._on_answer(client, chat_id, content)
             return
+        if kind == "view":  # the page's status, settings, memory, rules and usage views
+            await self._on_view(client, chat_id, content)
+            return
         if chat_id is not None:
             client.chat_id = chat_id  # the client's chat from now on
         if kind == "history":
@@ -106,6 +109,17 @@ class Clients:
                 await self._deliver(other, protocol.user(client.chat_id, attachments.placeholder(caption, item)))
         await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, attachments.question(caption, item),
                                                {"media": item}))
+
+    async def _on_view(self, client, kind, frame):
+        from mimi.gateway import views  # loaded when the page first opens a view other than the chat
+
+        try:
+            answer = await views.answer(self.app, kind, frame)
+        except (ValueError, KeyError, TypeError) as exc:  # a frame without what its kind needs
+            answer = protocol.error(client.chat_id, "{} frame: {}".format(kind, exc))
+        except MemoryError:
+            answer = protocol.error(client.chat_id, "the device is short of memory; try again later")
+        await self._deliver(client, answer)
 
     async def _on_history(self, client):
         try:

@@ -5,6 +5,8 @@ from mimi.platform import const
 from mimi import jsontext
 
 CHAT_ID_MAX = const(64)
+# The web app's views ask with these (gateway/views.py answers; README: the gateway's frames).
+VIEW_KINDS = ("status", "settings", "set", "files", "file", "save", "watchers", "watcher", "usage")
 _TYPE_SHOWN_MAX = const(32)  # an unknown type is quoted back at most this long
 
 
@@ -55,10 +57,12 @@ def parse_frame(data):
         if chat_id is not None and not valid_chat_id(chat_id):
             raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))
         return "attach", chat_id, (upload_id, caption)
+    if kind in VIEW_KINDS:  # the page's other views: checked where they are answered
+        return "view", kind, obj
     if kind not in ("message", "history"):
         shown = str(kind)[:_TYPE_SHOWN_MAX] if kind is not None else "(none)"
         raise BadFrame('unknown type {}; a client sends "message" (or "confirm" to answer a question, '
-                       '"history" for the chat so far)'.format(shown))
+                       '"history" for the chat so far, or a view\'s frame: see the README)'.format(shown))
     chat_id = obj.get("chat_id")
     if chat_id is not None and not valid_chat_id(chat_id):
         raise BadFrame("chat_id must be 1 to {} characters of A-Z a-z 0-9 _ -".format(CHAT_ID_MAX))

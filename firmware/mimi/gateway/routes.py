@@ -1,5 +1,9 @@
-# The gateway's routes: the chat page, its attachments script, uploads, /ws and /mcp (imported at the first
-# connection).
+# The gateway's routes: the web app's page and scripts, uploads, /ws and /mcp (imported at the first
+# connection). The page's files are served gzip-compressed when the build compressed them (name.gz), with a
+# strong ETag: an unchanged file is a 304.
+import binascii
+import hashlib
+
 from microdot import Response
 
 from mimi.gateway.web import Web, refuse
@@ -9,13 +13,31 @@ from mimi.storage import files
 PAGE_CHUNK = const(1024)  # the page is streamed from flash in pieces this big
 _PAGE_NAME = "index.html"
 _SHORT_OF_MEMORY = "the device is short of memory; try again later"
+_SCRIPT = "application/javascript; charset=utf-8"
+_ETAG_HEX = const(16)  # hex digits of the file's SHA-256 in its ETag
 
 
-def _file(path, content_type):
+def _file(path, content_type, headers):
     response = Response.send_file(path, content_type=content_type)
     response.send_file_buffer_size = PAGE_CHUNK
-    response.headers["Cache-Control"] = "no-cache"
+    response.headers.update(headers)
     return response
+
+
+def _etag(path):
+    digest, buf = hashlib.sha256(), bytearray(PAGE_CHUNK)
+    with open(path, "rb") as f:
+        while True:
+            count = f.readinto(buf)
+            if not count:
+                break
+            digest.update(buf if count == PAGE_CHUNK else buf[:count])
+    return '"' + binascii.hexlify(digest.digest()).decode()[:_ETAG_HEX] + '"'
+
+
+def _matches(request, etag):
+    given = request.headers.get("If-None-Match") or ""
+    return etag in [tag.strip() for tag in given.split(",")]
 
 
 class Routes(Web):
@@ -25,23 +47,41 @@ class Routes(Web):
         super().__init__()
         self.gateway = gateway
         self.mcp = None  # the MCP server (mcp/server.py), made at the first /mcp request
+        self.etags = {}  # path -> (size, ETag) of the page's files served so far
         self.get("/")(self._page)
         self.route("/ws")(self._ws)
         self.post("/upload")(self._upload)
         self.get("/attach.js")(self._attach_script)
+        self.get("/views.js")(self._views_script)
         self.route("/mcp", methods=["GET", "POST", "DELETE"])(self._mcp)
 
+    def _asset(self, request, name, content_type):
+        """The page's file `name` (its .gz when built), a 304 when the browser has it; None if missing."""
+        path = self.gateway.app.www_dir + "/" + name
+        headers = {"Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
+        if files.exists(path + ".gz"):  # every browser takes gzip; the build keeps only this copy
+            path += ".gz"
+            headers["Content-Encoding"] = "gzip"
+        size = files.size(path)
+        if size < 0:
+            return None
+        known = self.etags.get(path)
+        if known is None or known[0] != size:
+            known = self.etags[path] = (size, _etag(path))
+        headers["ETag"] = known[1]
+        if _matches(request, known[1]):
+            return Response("", 304, headers)
+        return _file(path, content_type, headers)
+
     async def _page(self, request):
-        path = self.gateway.app.www_dir + "/" + _PAGE_NAME
-        if files.exists(path):
-            return _file(path, "text/html; charset=utf-8")
-        return Response("The web chat page is missing: copy www/index.html to the flash.\n", 404)
+        found = self._asset(request, _PAGE_NAME, "text/html; charset=utf-8")
+        return found or Response("The web chat page is missing: copy www/index.html to the flash.\n", 404)
 
     async def _attach_script(self, request):
-        path = self.gateway.app.www_dir + "/attach.js"  # the web chat's attachments, in a file of their own
-        if not files.exists(path):
-            return Response("", 404)
-        return _file(path, "application/javascript; charset=utf-8")
+        return self._asset(request, "attach.js", _SCRIPT) or Response("", 404)  # the chat's attachments
+
+    async def _views_script(self, request):
+        return self._asset(request, "views.js", _SCRIPT) or Response("", 404)  # status, settings, ... views
 
     async def _upload(self, request):
         gateway = self.gateway

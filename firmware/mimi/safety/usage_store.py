@@ -7,12 +7,14 @@ from mimi.storage import files
 from mimi.storage.layout import check_date
 
 FILE_NAME = "usage.json"
-FILE_MAX = const(4096)  # bytes of the file read back; a longer one is treated as corrupt
+FILE_MAX = const(6144)  # bytes of the file read back; a longer one is treated as corrupt
+DAYS_KEPT = const(30)  # past days whose [tokens, estimated micro-USD] are kept (the web app's usage chart)
 MODELS_MAX = const(8)  # models counted per period, OTHER included; the rest are added up under OTHER
 MODEL_NAME_MAX = const(64)
 OTHER = "(other models)"
 SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
 MARKS_MAX = const(8)
+_DAY_S = const(86400)
 # The usage fields of a Messages API reply, in the order a model's counts are kept.
 # The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens.
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
@@ -65,6 +67,18 @@ def _marks(marks):
     return dict(marks)
 
 
+def _days(days):
+    if not isinstance(days, dict) or len(days) > DAYS_KEPT + 1:
+        raise ValueError("bad days")
+    for day in days:
+        check_date(day)
+        row = days[day]
+        if not isinstance(row, list) or len(row) != 2 or not isinstance(row[0], int) \
+                or not (row[1] is None or isinstance(row[1], int)):
+            raise ValueError("bad day")
+    return dict(days)
+
+
 def total(table):
     """Every token of a period, all kinds and models counted (web searches are not tokens)."""
     return sum(sum(row[:TOKEN_FIELDS]) for row in table.values())
@@ -91,6 +105,9 @@ class UsageStore:
         self.marks = {}  # name -> int, cleared when the day turns
         self.voice_today = [0] * VOICE_FIELDS  # [seconds heard, characters spoken]
         self.voice_month = [0] * VOICE_FIELDS
+        self.cost = 0  # today's estimated cost in micro-USD (None once a model without a price was used)
+        self.days = {}  # 'YYYY-MM-DD' -> [tokens, micro-USD or None] of the past DAYS_KEPT days
+        self.saved_used = 0  # today's tokens as last written: what MQTT publishes, so it never goes down
         self.dirty = False
         self.saved_at = None  # Unix seconds of the last write
 
@@ -106,17 +123,23 @@ class UsageStore:
             today, month, marks = _counts(state["today"]), _counts(state["month"]), _marks(state["marks"])
             voice = state.get("voice") or [None, None]
             voice_today, voice_month = _voice(voice[0]), _voice(voice[1])
+            days, cost = _days(state.get("days", {})), state.get("cost", 0)
+            if not (cost is None or isinstance(cost, int)):
+                raise ValueError("bad cost")
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             return "usage file {} is unreadable ({}); token counts start afresh".format(
                 self.path, str(exc) or exc.__class__.__name__)
         self.day, self.today, self.month, self.marks = day, today, month, marks
         self.voice_today, self.voice_month = voice_today, voice_month
+        self.days, self.cost = days, cost
+        self.saved_used = total(today)
         self.roll()
         return None
 
     def save(self):
         """Write everything at once (all or nothing); a failed write is reported and retried later."""
-        state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks}
+        state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks,
+                 "cost": self.cost, "days": self.days}
         if self.voice_month != [0] * VOICE_FIELDS:  # no speech service used: the file as before
             state["voice"] = [self.voice_today, self.voice_month]
         try:
@@ -126,6 +149,7 @@ class UsageStore:
             return False
         self.dirty = False
         self.saved_at = self.clock()
+        self.saved_used = total(self.today)
         return True
 
     def wait_s(self):
@@ -147,12 +171,34 @@ class UsageStore:
         if day[:7] != self.day[:7]:
             self.month = {}
             self.voice_month = [0] * VOICE_FIELDS
+        if self.today:
+            self.days[self.day] = [total(self.today), self.cost]
+        for old in sorted(self.days)[:-DAYS_KEPT]:
+            del self.days[old]
         self.day, self.today, self.marks, self.dirty = day, {}, {}, True
         self.voice_today = [0] * VOICE_FIELDS
+        self.cost, self.saved_used = 0, 0  # a new day: the one drop a daily total makes
         return True
 
-    def add(self, model, usage):
-        """Count one reply's usage dict under model (cut to MODEL_NAME_MAX characters)."""
+    def history(self, count):
+        """[[day, tokens, micro-USD or None]] of the last `count` days up to today, oldest first; a day
+        without use has 0 tokens."""
+        now = self.clock()
+        if self.day is None or clock_date(now) != self.day:  # the clock is not set (yet)
+            return [] if self.day is None else [[self.day, total(self.today), self.cost]]
+        rows = []
+        for back in range(count - 1, -1, -1):
+            day = platform.utc_date(now - back * _DAY_S)
+            if day == self.day:
+                rows.append([day, total(self.today), self.cost])
+            else:
+                row = self.days.get(day) or [0, 0]
+                rows.append([day, row[0], row[1]])
+        return rows
+
+    def add(self, model, usage, price=None):
+        """Count one reply's usage dict under model (cut to MODEL_NAME_MAX characters); price(model, counts)
+        gives its estimated micro-USD (None: unknown), added to today's cost."""
         model = str(model)[:MODEL_NAME_MAX] or OTHER
         row = [0] * len(FIELDS)
         for i in range(len(FIELDS)):
@@ -166,6 +212,9 @@ class UsageStore:
                 counts = table[key] = [0] * len(FIELDS)
             for i in range(len(FIELDS)):
                 counts[i] += row[i]
+        if price is not None and self.cost is not None:
+            cost = price(model, row)
+            self.cost = None if cost is None else self.cost + cost
         self.dirty = True
         return sum(row[:TOKEN_FIELDS])
 

@@ -1,0 +1,197 @@
+# The web app's views other than the chat: status, settings, memory, rules and watchers, usage (imported at
+# the first such frame; gateway/clients.py). Changes run the console's own commands, so the page gets the
+# console's checks and messages; secrets stay write-only (config.shown() masks them as config_show does).
+import asyncio
+import json
+
+from mimi import config, platform
+from mimi.gateway import TOKEN_KEY, TOKEN_NS
+from mimi.platform import const
+
+FILE_SHOWN_MAX = const(16 * 1024)  # bytes of a memory file or skill sent to the page
+AUDIT_SHOWN = const(50)  # newest audit entries in the usage view
+_AUDIT_TEXT_MAX = const(160)  # characters of an entry's input and result shown in the table
+DAYS_SHOWN = const(30)
+_NAME_MAX = const(64)
+_OFF_REFUSED = "changes from the page need a gateway token: set one on the console (set_ws_token <token>)"
+_lock = None  # one console command at a time: its output is taken while it runs
+
+
+async def answer(app, kind, frame):
+    """The frame (JSON text) that answers a view's frame; ValueError says what the frame lacks."""
+    if kind == "status":
+        return await _status(app)
+    if kind == "settings":
+        return _settings(app)
+    if kind == "usage":
+        return _usage(app)
+    if kind == "files":
+        return _files(app)
+    if kind == "file":
+        return _file(app, frame.get("name"))
+    if kind == "watchers":
+        return _watchers(app)
+    if app.config.get(TOKEN_NS, TOKEN_KEY) == "off":  # anyone on the network may chat, but not change things
+        return _done(kind, False, _OFF_REFUSED)
+    if kind == "set":
+        name, value = _word(frame.get("name"), "name"), frame.get("value")
+        if not isinstance(value, str) or "\n" in value or "\r" in value:
+            raise ValueError("value must be one line of text")
+        print("gateway: the page changes {}".format(name))
+        return _done(kind, None, await run_command(app, "config_set {} {}".format(name, value) if value.strip()
+                                                   else "config_set {}".format(name)), name)
+    if kind == "save":
+        return _save(app, frame.get("name"), frame.get("content"))
+    action = frame.get("action")
+    if action not in ("pause", "resume", "remove", "check"):
+        raise ValueError('action must be "pause", "resume", "remove" or "check"')
+    line = "watch_{} {}".format(action, _word(frame.get("name"), "name"))
+    return _done(kind, None, await run_command(app, line, True), frame.get("name"))
+
+
+def _word(value, what):
+    if not isinstance(value, str) or not 0 < len(value) <= _NAME_MAX or " " in value or '"' in value:
+        raise ValueError("{} must be 1 to {} characters without spaces".format(what, _NAME_MAX))
+    return value
+
+
+def _done(kind, ok, text, name=None):
+    if ok is None:  # the console's words say how it went
+        ok = not text.startswith(("error", "usage", "unknown"))
+    return json.dumps({"type": kind, "ok": ok, "text": text, "name": name})
+
+
+async def run_command(app, line, echo=False):
+    """What the console command `line` prints, as the console runs it; echo: the console shows it too."""
+    global _lock
+    if _lock is None:
+        _lock = asyncio.Lock()
+    async with _lock:
+        out, write = [], platform.console_write
+
+        def take(text):
+            out.append(text)
+            if echo:
+                write(text)
+
+        platform.console_write = take
+        try:
+            await app.console.commands.execute(line)
+        finally:
+            platform.console_write = write
+    return "".join(out).strip("\n")
+
+
+async def _status(app):
+    text = await run_command(app, "status")
+    free, used = platform.heap_info()
+    samples = app.gateway.heap_samples()
+    return json.dumps({"type": "status", "lines": text.split("\n"), "heap_free": free, "heap_used": used,
+                       "heap": samples})
+
+
+def _settings(app):
+    shown = app.config.shown()  # secrets masked as config_show masks them
+    rows, at = [], 0
+    for setting in config.SETTINGS:
+        ns, key, kind, flags, description = setting[0], setting[1], setting[2], setting[4], setting[7]
+        rows.append([ns, key, shown[at][2], 1 if flags & config.SECRET else 0, kind, description])
+        at += 1
+    return json.dumps({"type": "settings", "settings": rows})
+
+
+# -- memory: SOUL.md, USER.md, MEMORY.md, the daily notes; the skills (read-only) --
+def _places(app):
+    """[(name shown, path, most bytes or 0 for read-only)] of the files the memory view offers."""
+    from mimi.agent import skills
+    from mimi.storage.memory import DAILY_MAX_BYTES, MEMORY_MAX_BYTES
+    from mimi.tools.files import WRITE_MAX
+
+    flash = app.flash
+    found = [("SOUL.md", flash.soul_path, WRITE_MAX), ("USER.md", flash.user_path, WRITE_MAX),
+             ("MEMORY.md", flash.memory_path, MEMORY_MAX_BYTES)]
+    for date in app.memory.daily_dates():
+        found.append(("daily/" + date + ".md", flash.daily_path(date), DAILY_MAX_BYTES))
+    try:
+        for name in skills.names(flash):
+            found.append(("skills/" + name, skills.path_of(flash, name), 0))
+    except OSError:  # no skills folder
+        pass
+    return found
+
+
+def _place(app, name):
+    for place in _places(app):
+        if place[0] == name:
+            return place
+    raise ValueError("no file {} (the files frame lists them)".format(str(name)[:_NAME_MAX]))
+
+
+def _files(app):
+    from mimi.storage import files
+
+    rows = [[name, max(files.size(path), 0), limit] for name, path, limit in _places(app)]
+    return json.dumps({"type": "files", "files": rows})
+
+
+def _file(app, name):
+    from mimi.storage import files
+
+    name, path, limit = _place(app, name)
+    text = files.read_text(path, FILE_SHOWN_MAX) or ""
+    return json.dumps({"type": "file", "name": name, "content": text, "max_bytes": limit})
+
+
+def _save(app, name, content):
+    from mimi.storage import files
+
+    if not isinstance(content, str):
+        raise ValueError("content must be text")
+    name, path, limit = _place(app, name)
+    if not limit:
+        return _done("save", False, "{} is read-only here".format(name), name)
+    data = content.encode()
+    if len(data) > limit:
+        return _done("save", False, "{} would be {} bytes; the limit is {} bytes".format(name, len(data), limit),
+                     name)
+    try:
+        files.write_atomic(path, data)
+    except OSError as exc:
+        return _done("save", False, "could not save {} ({})".format(name, exc), name)
+    print("gateway: the page saved {} ({} bytes)".format(name, len(data)))
+    return _done("save", True, "saved {} ({} bytes)".format(name, len(data)), name)
+
+
+# -- rules and watchers --
+def _watchers(app):
+    from mimi.watch.store import describe
+
+    rows = []
+    for watcher in app.watchers.watchers():
+        last = watcher["history"][-1] if watcher["history"] else None
+        row = {"name": watcher["name"], "line": describe(watcher), "paused": bool(watcher.get("paused")),
+               "reading": last["reading"] if last else None, "verdict": last["verdict"] if last else None}
+        if "rule" in watcher:
+            from mimi.watch import rule
+
+            row["rule"] = rule.describe(watcher["rule"])
+        rows.append(row)
+    return json.dumps({"type": "watchers", "watchers": rows})
+
+
+# -- usage: tokens and estimated cost a day, the budget, the newest audit entries --
+def _usage(app):
+    from mimi.safety import audit, audit_read
+
+    store = app.budget.store
+    store.roll()
+    days = store.history(DAYS_SHOWN)
+    secrets = app.audit.secrets()
+    entries = []
+    for entry in audit_read.tail(app.audit, AUDIT_SHOWN):
+        entries.append([entry.get("ts"), "{}:{}".format(entry.get("channel"), entry.get("chat")),
+                        entry.get("tool"), bool(entry.get("ok")), entry.get("ms"),
+                        json.dumps(audit.masked(entry.get("input"), secrets))[:_AUDIT_TEXT_MAX],
+                        audit.hide(str(entry.get("result")), secrets)[:_AUDIT_TEXT_MAX]])
+    entries.reverse()  # newest first
+    return json.dumps({"type": "usage", "days": days, "day_tokens": app.budget.limit(), "audit": entries})
