@@ -333,3 +333,36 @@ def test_prices_and_the_usage_report():
     assert lines[2].startswith("  my-model:") and lines[2].endswith("price unknown")
     assert lines[3] == "  total: 1510 tokens, about $0.0027 plus models of unknown price"
     assert list(report({}, "this month:")) == ["this month:", "  (no tokens used)"]
+
+
+def test_tokens_today_as_published_is_the_saved_count_and_a_restart_never_lowers_it():
+    folder = tempdir()
+    clock = Clock()
+    store = UsageStore(folder + "/usage.json", clock)
+    store.add("claude-sonnet-4-5", used(100, 50), cost_micro_usd)
+    assert store.saved_used == 0  # not on the flash yet: not published as such
+    store.save()
+    assert store.saved_used == 150
+    store.add("claude-sonnet-4-5", used(10))  # a crash now loses these 10 ...
+    again = UsageStore(folder + "/usage.json", clock)
+    again.load()
+    assert again.saved_used == 150  # ... and the count after the restart is what was published
+
+
+def test_thirty_past_days_of_tokens_and_cost_are_kept_for_the_usage_chart():
+    folder = tempdir()
+    clock = Clock()
+    store = UsageStore(folder + "/usage.json", clock)
+    for day in range(35):
+        store.roll()
+        store.add("claude-sonnet-4-5", used(1000 + day, 0), cost_micro_usd)
+        clock.now += 86400
+    store.roll()
+    store.save()
+    again = UsageStore(folder + "/usage.json", clock)
+    assert again.load() is None
+    history = again.history(30)
+    assert len(history) == 30 and history[-1][1:] == [0, 0]  # today: nothing yet
+    assert [row[1] for row in history[:-1]] == [1000 + day for day in range(6, 35)]
+    assert history[-2][2] == cost_micro_usd("claude-sonnet-4-5", [1034, 0, 0, 0, 0])
+    assert len(again.days) == usage_store.DAYS_KEPT

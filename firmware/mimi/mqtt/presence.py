@@ -65,12 +65,14 @@ def state(ch):
     except (AttributeError, OSError, ValueError, TypeError):
         pass
     budget = getattr(app, "budget", None)
+    if budget is not None and budget.store.dirty:
+        budget.store.save()  # saved before published: after a crash the count goes on from here, never lower
     return {
         "online": ch.client.connected,
         "heap_free": free,
         "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
         "rssi_dbm": rssi,
-        "tokens_today": budget.store.used_today() if budget is not None else None,
+        "tokens_today": budget.store.saved_used if budget is not None else None,
         "last_error": messages.cut(ch.last_error),
         "last_reply": messages.cut(ch.last_reply),
     }
