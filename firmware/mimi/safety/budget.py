@@ -66,10 +66,8 @@ class Budget:
     def spent(self, message, result):
         meta = message.meta if isinstance(message.meta, dict) else {}
         model = getattr(result, "model", None) or meta.get("model") or self.config.get("llm_config", "model")
-        from mimi.safety.usage_report import cost_micro_usd  # the day's estimated cost (the web app's chart)
-
         rolled = self.store.roll()
-        self.store.add(model, getattr(result, "usage", None), cost_micro_usd)
+        self.store.add(model, getattr(result, "usage", None), usage_store.cost_micro_usd)  # cost: the usage chart
         if self._check_thresholds() or rolled:
             self.store.save()
         else:

@@ -1,55 +1,10 @@
 # The `usage` and `budget` console reports: tokens per model with estimated costs, and the limits in force
 # (imported when one of them is typed).
 from mimi import platform
-from mimi.platform import const
 from mimi.safety.usage_store import TOKEN_FIELDS, clock_date, searches, total
+from mimi.safety.usage_store import PRICES, SEARCH_MICRO_USD, cost_micro_usd, price_of  # noqa: F401  (re-exported)
 
 LABELS = ("input", "output", "cache read", "cache write", "web searches")  # the order of usage_store.FIELDS
-SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
-# USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
-# platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.
-# One model a line: prefix, input cents, output cents (a str constant stays in the image, not the heap).
-PRICES = (
-    "claude-opus-5-5 400 2000\n"
-    "claude-opus-5 500 2500\n"
-    "claude-opus-4-8 500 2500\n"
-    "claude-opus-4-7 500 2500\n"
-    "claude-opus-4-6 500 2500\n"
-    "claude-opus-4-5 500 2500\n"
-    "claude-opus-4 1500 7500\n"  # Opus 4 and 4.1
-    "claude-3-opus 1500 7500\n"
-    "claude-sonnet-5 200 1000\n"  # Sonnet 5 and 5.5
-    "claude-sonnet-4 300 1500\n"  # Sonnet 4, 4.5 and 4.6
-    "claude-3-7-sonnet 300 1500\n"
-    "claude-3-5-sonnet 300 1500\n"
-    "claude-haiku-5-5 10 50\n"  # prompts up to 100k tokens
-    "claude-haiku-4-5 100 500\n"
-    "claude-3-5-haiku 80 400\n"
-    "claude-3-haiku 25 125\n"
-)
-
-
-def price_of(model):
-    """(input, output) USD cents per million tokens, or None for a model not in PRICES."""
-    best = None
-    for line in PRICES.split("\n"):
-        entry = line.split()
-        if entry and model.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
-            best = entry
-    return None if best is None else (int(best[1]), int(best[2]))
-
-
-def cost_micro_usd(model, counts):
-    """Estimated cost of [input, output, cache read, cache write] tokens in millionths of a USD, or None."""
-    price = price_of(model)
-    if price is None:
-        return None
-    cents_in, cents_out = price
-    # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
-    twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
-        + 25 * counts[3] * cents_in
-    searches = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
-    return (twentieths + 1000) // 2000 + searches * SEARCH_MICRO_USD
 
 
 def usd(micro):
