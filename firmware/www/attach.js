@@ -6,7 +6,7 @@
 var form = $("send"), pick = document.createElement("input"), button = document.createElement("button");
 pick.type = "file"; pick.hidden = true; pick.id = "file";
 pick.accept = "image/*,application/pdf,text/*,.md,.csv,.json,.txt";
-button.type = "button"; button.id = "attach"; button.innerHTML = '<svg class="i"><use href="#i-clip"/></svg>';
+button.type = "button"; button.id = "attach"; button.innerHTML = '<svg viewBox="0 0 24 24" width="22" height="22" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"><path d="M20 11l-8 8a5 5 0 0 1-7-7l9-9a3.5 3.5 0 0 1 5 5l-9 9a2 2 0 0 1-3-3l8-8"/></svg>';
 button.title = "Attach a photo, PDF or text file"; button.setAttribute("aria-label", "Attach a file");
 button.style.background = "#8a8495";
 form.insertBefore(pick, form.firstChild); form.insertBefore(button, $("text"));

@@ -4,7 +4,11 @@
 "use strict";
 (function () {
 var TABS = [["chat", "Chat"], ["status", "Status"], ["settings", "Settings"], ["memory", "Memory"], ["rules", "Rules"], ["usage", "Usage"]];
-var views = {}, current = "chat", statusTimer = null, openFile = null;
+var views = {}, current = "chat", statusTimer = null, openFile = null, tabs = document.createElement("nav");
+var ICONS = '<svg hidden><symbol id="i-chat" viewBox="0 0 24 24"><path d="M4 5h16v11H9l-5 4z"/></symbol><symbol id="i-status" viewBox="0 0 24 24"><path d="M3 12h4l3-7 4 14 3-7h4"/></symbol><symbol id="i-settings" viewBox="0 0 24 24"><path d="M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12M20 18h0"/><circle cx="16" cy="6" r="2"/><circle cx="10" cy="12" r="2"/><circle cx="18" cy="18" r="2"/></symbol><symbol id="i-memory" viewBox="0 0 24 24"><path d="M6 3h9l4 4v14H6zM14 3v5h5M9 13h7M9 17h7"/></symbol><symbol id="i-rules" viewBox="0 0 24 24"><circle cx="12" cy="12" r="3"/><path d="M2 12s4-7 10-7 10 7 10 7-4 7-10 7S2 12 2 12z"/></symbol><symbol id="i-usage" viewBox="0 0 24 24"><path d="M4 20V10M10 20V4M16 20v-7M22 20H2"/></symbol></svg>';
+document.body.insertAdjacentHTML("afterbegin", ICONS);
+tabs.id = "tabs"; tabs.setAttribute("role", "tablist");
+document.body.insertBefore(tabs, $("log"));
 function send(m) { if (ws && ws.readyState == 1) ws.send(JSON.stringify(m)); }
 function el(tag, cls, text) {
   var e = document.createElement(tag);
@@ -40,7 +44,8 @@ function refresh() {
   if (ask) send({ type: ask });
   if (current == "memory" && openFile) send({ type: "file", name: openFile });
 }
-window.onOpen = refresh;
+var askChat = askHistory; // the page asks for the chat at every (re)connect: the open view is asked for too
+askHistory = function () { askChat(); refresh(); };
 function note(view, m) { // the device's answer to a change, in its own words
   var n = view.querySelector(".result") || view.insertBefore(el("p", "result"), view.firstChild);
   n.textContent = m.text;
@@ -150,6 +155,10 @@ function drawUsage(m) {
     "<h2>Audit log, newest " + m.audit.length + '</h2><div class="wide"><table class="audit"><tr><th>UTC</th><th>who</th><th>tool</th><th></th><th>ms</th><th>input</th><th>result</th></tr>' + rows + "</table></div>";
 }
 window.onView = function (m) {
+  if (m.type == "tool") { // what Claude is doing meanwhile, as Telegram's draft shows it
+    if (!m.chat_id || m.chat_id == chatId()) add("note tool", ({ web_search: "searching the web", web_fetch: "reading a web page" }[m.name] || "running " + m.name) + "\u2026");
+    return true;
+  }
   var draw = { status: drawStatus, settings: drawSettings, files: drawFiles, file: drawFile, watchers: drawWatchers, usage: drawUsage }[m.type];
   if (draw) { draw(m); return true; }
   var done = { set: "settings", save: "memory", watcher: "rules" }[m.type];
@@ -159,7 +168,9 @@ window.onView = function (m) {
   return true;
 };
 var css = el("style");
-css.textContent = "h2{font-size:1em;margin:.2em 0 .5em}table{border-collapse:collapse;width:100%;font-size:.85em}th,td{text-align:left;padding:.25em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}" +
+css.textContent = "[hidden]{display:none!important}nav{display:flex;background:#4a4163;overflow-x:auto}nav button{flex:1;background:none;border-radius:0;padding:.35em .2em;font-size:.72em;color:#ddd;display:flex;flex-direction:column;align-items:center;gap:.1em;min-width:3.6em}" +
+  "nav button[aria-selected=true]{color:#fff;background:#ffffff1f;box-shadow:inset 0 -3px #a99cff}svg.i{width:1.45em;height:1.45em;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}.view{flex:1;overflow-y:auto;padding:.8em}.tool{font-style:italic}" +
+  "h2{font-size:1em;margin:.2em 0 .5em}table{border-collapse:collapse;width:100%;font-size:.85em}th,td{text-align:left;padding:.25em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}" +
   "fieldset{border:1px solid #ccc;border-radius:.5em;margin:0 0 .8em;background:#fff}legend{font-weight:600}form.set{display:grid;grid-template-columns:1fr;gap:.25em;padding:.4em 0;border:0;border-bottom:1px solid #eee;background:none}" +
   "form.set label small{display:block;color:#777}form.set input{font:inherit;padding:.35em;border:1px solid #ccc;border-radius:.4em;min-width:0}form.set button{justify-self:end}" +
   ".result{padding:.4em .6em;border-radius:.4em}.result.ok{background:#ddf3dd}.result.bad{background:#fde2dd;color:#8a2313}" +
