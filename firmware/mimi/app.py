@@ -20,7 +20,7 @@ from mimi.channels.system import SystemChannel
 from mimi.config import Config
 from mimi.gateway.server import Gateway
 from mimi.health import memory_errors
-from mimi.health.watchdog import Health
+from mimi.health.watchdog import HEAP_SAMPLE_S, Health
 from mimi.llm.claude import Claude
 from mimi.net import tls
 from mimi.net.wifi import WiFi
@@ -177,6 +177,8 @@ class App:
                 seconds += 1
                 if seconds % GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
                     platform.collect()
+                if seconds % HEAP_SAMPLE_S == 1:  # the web app's heap sparkline (health/watchdog.py)
+                    self.health.sample_heap()
             except MemoryError as exc:
                 memory_errors.short("main loop", exc)
             await asyncio.sleep(1)

@@ -4,7 +4,7 @@ import json
 import esp32
 from mimi.bus.message import Message
 from mimi.config import Config
-from mimi.safety import usage_store
+from mimi.safety import usage_report, usage_store
 from mimi.safety.budget import USERS_MAX, Budget, user_key
 from mimi.safety.usage_report import cost_micro_usd, price_of, report, usd
 from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore
@@ -339,7 +339,7 @@ def test_tokens_today_as_published_is_the_saved_count_and_a_restart_never_lowers
     folder = tempdir()
     clock = Clock()
     store = UsageStore(folder + "/usage.json", clock)
-    store.add("claude-sonnet-4-5", used(100, 50), cost_micro_usd)
+    store.add("claude-sonnet-4-5", used(100, 50))
     assert store.saved_used == 0  # not on the flash yet: not published as such
     store.save()
     assert store.saved_used == 150
@@ -355,13 +355,13 @@ def test_thirty_past_days_of_tokens_and_cost_are_kept_for_the_usage_chart():
     store = UsageStore(folder + "/usage.json", clock)
     for day in range(35):
         store.roll()
-        store.add("claude-sonnet-4-5", used(1000 + day, 0), cost_micro_usd)
+        store.add("claude-sonnet-4-5", used(1000 + day, 0))
         clock.now += 86400
     store.roll()
     store.save()
     again = UsageStore(folder + "/usage.json", clock)
     assert again.load() is None
-    history = again.history(30)
+    history = usage_report.history(again, 30)
     assert len(history) == 30 and history[-1][1:] == [0, 0]  # today: nothing yet
     assert [row[1] for row in history[:-1]] == [1000 + day for day in range(6, 35)]
     assert history[-2][2] == cost_micro_usd("claude-sonnet-4-5", [1034, 0, 0, 0, 0])

@@ -5,7 +5,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Bus
 from mimi.channels.owner import Owner
-from mimi.health import memory_errors
+from mimi.health import memory_errors, memory_notice
 from support import run
 
 _TOO_BIG = 1 << 40  # bytes no heap has: a real MemoryError on both runtimes
@@ -22,7 +22,7 @@ class _Owner:
 def _fresh():
     owner = _Owner()
     memory_errors.use(owner)
-    memory_errors._told.clear()
+    memory_notice.told.clear()
     return owner
 
 
@@ -48,7 +48,7 @@ def test_a_memory_error_is_told_once_an_hour_per_loop_and_the_missed_ones_are_co
         assert memory_errors.short("agent", _short_of_memory()) is True  # another loop has its own hour
         assert len(owner.told) == 2
         # an hour on, the next one is told again, with the count of those not told
-        memory_errors._told["cron"][0] = platform.ticks_add(platform.ticks_ms(), -memory_errors.QUIET_S * 1000 - 1)
+        memory_notice.told["cron"][0] = platform.ticks_add(platform.ticks_ms(), -memory_notice.QUIET_S * 1000 - 1)
         assert memory_errors.short("cron") is True
         assert "It happened 5 more times since the last notice." in owner.told[2][0]
     finally:

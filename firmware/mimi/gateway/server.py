@@ -1,7 +1,6 @@
 # The WebSocket gateway: the web chat page at /, the `websocket` channel at /ws (token, 4 clients).
 import asyncio
 
-from mimi import platform
 from mimi.gateway import CHANNEL, DROPPED, TOKEN_KEY, TOKEN_NS
 from mimi.platform import const
 from mimi.health import memory_errors
@@ -9,8 +8,6 @@ from mimi.health import memory_errors
 _RETRY_FIRST_S = const(2)
 _RETRY_MAX_S = const(60)
 _BIND_POLL_S = 0.05
-_HEAP_SAMPLES = const(60)  # free heap (KB) once a minute for the last hour: the status view's sparkline
-_HEAP_EVERY_S = const(60)
 # The console commands (channels/commands.py add_lines), their code (gateway/commands.py) imported when one
 # is typed; status is the console's, with the gateway's line added. A str constant stays in flash.
 _COMMANDS = (
@@ -43,9 +40,6 @@ class Gateway:
         self.uploads = None  # web chat attachments (gateway/uploads.py), made at the first upload
         self.server = None  # the listening asyncio server
         self.web = None  # microdot with the routes (gateway/routes.py), made at the first connection
-        self._heap = None  # free KB a minute, a ring (_sample_heap), made when the service starts
-        self._heap_at = 0  # the ring's next slot
-        self._sampler = None
         if not app.config.get(TOKEN_NS, TOKEN_KEY):
             from mimi.gateway import auth
 
@@ -78,29 +72,8 @@ class Gateway:
     async def send(self, message):
         print(DROPPED.format(message.chat_id))
 
-    # -- the heap over the last hour (the web app's status view) --
-    async def _sample_heap(self):
-        from array import array
-
-        self._heap = array("H", [0] * _HEAP_SAMPLES)
-        while True:
-            free, _ = platform.heap_info()
-            if free is not None:
-                self._heap[self._heap_at % _HEAP_SAMPLES] = min(free // 1024, 0xFFFF)
-                self._heap_at += 1
-            await asyncio.sleep(_HEAP_EVERY_S)
-
-    def heap_samples(self):
-        """Free heap in KB a minute apart, oldest first (at most the last hour)."""
-        if self._heap is None:
-            return []
-        count = min(self._heap_at, _HEAP_SAMPLES)
-        return [self._heap[(self._heap_at - count + i) % _HEAP_SAMPLES] for i in range(count)]
-
     # -- the service --
     async def run(self):
-        if self._sampler is None:
-            self._sampler = asyncio.create_task(self._sample_heap())  # a reference kept: the task lives
         backoff = None  # made at the first failure to listen: a listening gateway holds none
         while True:
             try:

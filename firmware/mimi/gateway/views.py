@@ -85,7 +85,7 @@ async def run_command(app, line, echo=False):
 async def _status(app):
     text = await run_command(app, "status")
     free, used = platform.heap_info()
-    samples = app.gateway.heap_samples()
+    samples = app.health.heap_samples()
     return json.dumps({"type": "status", "lines": text.split("\n"), "heap_free": free, "heap_used": used,
                        "heap": samples})
 
@@ -181,11 +181,11 @@ def _watchers(app):
 
 # -- usage: tokens and estimated cost a day, the budget, the newest audit entries --
 def _usage(app):
-    from mimi.safety import audit, audit_read
+    from mimi.safety import audit, audit_read, usage_report
 
     store = app.budget.store
     store.roll()
-    days = store.history(DAYS_SHOWN)
+    days = usage_report.history(store, DAYS_SHOWN)
     secrets = app.audit.secrets()
     entries = []
     for entry in audit_read.tail(app.audit, AUDIT_SHOWN):

@@ -5,8 +5,12 @@ import asyncio
 
 import machine
 from mimi import platform
+from mimi.platform import const
 from mimi.health import crashes
 from mimi.ota import bundle_root
+
+HEAP_SAMPLES = const(60)  # free heap (KB) once a minute for the last hour: the status view's sparkline
+HEAP_SAMPLE_S = const(60)
 
 
 class Health:
@@ -27,6 +31,8 @@ class Health:
         self._wdt = None
         self._turn = None
         self._turn_since = 0
+        self._heap = None  # free heap in KB a minute, a ring of HEAP_SAMPLES (sample_heap), made at the first
+        self._heap_at = 0  # the ring's next slot
         commands = app.console.commands
         self._status = commands.table["status"][0]
         commands.add("status", self.status, "status", 0, 0, "what is configured, connected and running")
@@ -88,6 +94,25 @@ class Health:
             self.problem = problem
             print("watchdog: {}; no longer feeding it, the device resets within {} s".format(
                 problem, self.wdt_timeout_ms // 1000))
+
+    # -- the heap over the last hour (the web app's status view), sampled by the main loop --
+    def sample_heap(self):
+        free = platform.heap_info()[0]
+        if free is None:
+            return
+        if self._heap is None:
+            from array import array
+
+            self._heap = array("H", bytes(2 * HEAP_SAMPLES))
+        self._heap[self._heap_at % HEAP_SAMPLES] = min(free // 1024, 0xFFFF)
+        self._heap_at += 1
+
+    def heap_samples(self):
+        """Free heap in KB a minute apart, oldest first (at most the last hour)."""
+        if self._heap is None:
+            return []
+        count = min(self._heap_at, HEAP_SAMPLES)
+        return [self._heap[(self._heap_at - count + i) % HEAP_SAMPLES] for i in range(count)]
 
     async def status(self):
         await self._status()

@@ -67,7 +67,7 @@ class Budget:
         meta = message.meta if isinstance(message.meta, dict) else {}
         model = getattr(result, "model", None) or meta.get("model") or self.config.get("llm_config", "model")
         rolled = self.store.roll()
-        self.store.add(model, getattr(result, "usage", None), usage_store.cost_micro_usd)  # cost: the usage chart
+        self.store.add(model, getattr(result, "usage", None))
         if self._check_thresholds() or rolled:
             self.store.save()
         else:

@@ -1,8 +1,12 @@
 # The `usage` and `budget` console reports: tokens per model with estimated costs, and the limits in force
 # (imported when one of them is typed).
 from mimi import platform
+from mimi.platform import const
+from mimi.safety.prices import day_cost
+from mimi.safety.prices import PRICES, SEARCH_MICRO_USD, cost_micro_usd, price_of  # noqa: F401  (re-exported)
 from mimi.safety.usage_store import TOKEN_FIELDS, clock_date, searches, total
-from mimi.safety.usage_store import PRICES, SEARCH_MICRO_USD, cost_micro_usd, price_of  # noqa: F401  (re-exported)
+
+_DAY_S = const(86400)
 
 LABELS = ("input", "output", "cache read", "cache write", "web searches")  # the order of usage_store.FIELDS
 
@@ -73,3 +77,20 @@ def limit_lines(store, limit, calls_this_hour, setting, now):
 def say(lines):
     for line in lines:
         platform.console_write(line + "\n")
+
+
+def history(store, count):
+    """[[day, tokens, micro-USD or None]] of the last `count` days up to today, oldest first (the web app's usage
+    chart); a day without use has 0 tokens."""
+    now = store.clock()
+    if store.day is None or clock_date(now) != store.day:  # the clock is not set (yet)
+        return [] if store.day is None else [[store.day, total(store.today), day_cost(store.today)]]
+    rows = []
+    for back in range(count - 1, -1, -1):
+        day = platform.utc_date(now - back * _DAY_S)
+        if day == store.day:
+            rows.append([day, total(store.today), day_cost(store.today)])
+        else:
+            row = store.days.get(day) or [0, 0]
+            rows.append([day, row[0], row[1]])
+    return rows

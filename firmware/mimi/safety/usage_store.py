@@ -14,7 +14,6 @@ MODEL_NAME_MAX = const(64)
 OTHER = "(other models)"
 SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
 MARKS_MAX = const(8)
-_DAY_S = const(86400)
 # The usage fields of a Messages API reply, in the order a model's counts are kept.
 # The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens.
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
@@ -24,53 +23,6 @@ TOKEN_FIELDS = const(4)
 VOICE_FIELDS = const(2)
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
 CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
-
-
-SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
-# USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
-# platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.
-# One model a line: prefix, input cents, output cents (a str constant stays in the image, not the heap).
-PRICES = (
-    "claude-opus-5-5 400 2000\n"
-    "claude-opus-5 500 2500\n"
-    "claude-opus-4-8 500 2500\n"
-    "claude-opus-4-7 500 2500\n"
-    "claude-opus-4-6 500 2500\n"
-    "claude-opus-4-5 500 2500\n"
-    "claude-opus-4 1500 7500\n"  # Opus 4 and 4.1
-    "claude-3-opus 1500 7500\n"
-    "claude-sonnet-5 200 1000\n"  # Sonnet 5 and 5.5
-    "claude-sonnet-4 300 1500\n"  # Sonnet 4, 4.5 and 4.6
-    "claude-3-7-sonnet 300 1500\n"
-    "claude-3-5-sonnet 300 1500\n"
-    "claude-haiku-5-5 10 50\n"  # prompts up to 100k tokens
-    "claude-haiku-4-5 100 500\n"
-    "claude-3-5-haiku 80 400\n"
-    "claude-3-haiku 25 125\n"
-)
-
-
-def price_of(model):
-    """(input, output) USD cents per million tokens, or None for a model not in PRICES."""
-    best = None
-    for line in PRICES.split("\n"):
-        entry = line.split()
-        if entry and model.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
-            best = entry
-    return None if best is None else (int(best[1]), int(best[2]))
-
-
-def cost_micro_usd(model, counts):
-    """Estimated cost of [input, output, cache read, cache write] tokens in millionths of a USD, or None."""
-    price = price_of(model)
-    if price is None:
-        return None
-    cents_in, cents_out = price
-    # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
-    twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
-        + 25 * counts[3] * cents_in
-    searches = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
-    return (twentieths + 1000) // 2000 + searches * SEARCH_MICRO_USD
 
 
 def clock_date(now):
@@ -152,7 +104,6 @@ class UsageStore:
         self.marks = {}  # name -> int, cleared when the day turns
         self.voice_today = [0] * VOICE_FIELDS  # [seconds heard, characters spoken]
         self.voice_month = [0] * VOICE_FIELDS
-        self.cost = 0  # today's estimated cost in micro-USD (None once a model without a price was used)
         self.days = {}  # 'YYYY-MM-DD' -> [tokens, micro-USD or None] of the past DAYS_KEPT days
         self.saved_used = 0  # today's tokens as last written: what MQTT publishes, so it never goes down
         self.dirty = False
@@ -170,15 +121,13 @@ class UsageStore:
             today, month, marks = _counts(state["today"]), _counts(state["month"]), _marks(state["marks"])
             voice = state.get("voice") or [None, None]
             voice_today, voice_month = _voice(voice[0]), _voice(voice[1])
-            days, cost = _days(state.get("days", {})), state.get("cost", 0)
-            if not (cost is None or isinstance(cost, int)):
-                raise ValueError("bad cost")
+            days = _days(state.get("days", {}))
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             return "usage file {} is unreadable ({}); token counts start afresh".format(
                 self.path, str(exc) or exc.__class__.__name__)
         self.day, self.today, self.month, self.marks = day, today, month, marks
         self.voice_today, self.voice_month = voice_today, voice_month
-        self.days, self.cost = days, cost
+        self.days = days
         self.saved_used = total(today)
         self.roll()
         return None
@@ -186,7 +135,7 @@ class UsageStore:
     def save(self):
         """Write everything at once (all or nothing); a failed write is reported and retried later."""
         state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks,
-                 "cost": self.cost, "days": self.days}
+                 "days": self.days}
         if self.voice_month != [0] * VOICE_FIELDS:  # no speech service used: the file as before
             state["voice"] = [self.voice_today, self.voice_month]
         try:
@@ -218,34 +167,19 @@ class UsageStore:
         if day[:7] != self.day[:7]:
             self.month = {}
             self.voice_month = [0] * VOICE_FIELDS
-        if self.today:
-            self.days[self.day] = [total(self.today), self.cost]
+        if self.today:  # the usage chart's row for the day that ended
+            from mimi.safety.prices import day_cost
+
+            self.days[self.day] = [total(self.today), day_cost(self.today)]
         for old in sorted(self.days)[:-DAYS_KEPT]:
             del self.days[old]
         self.day, self.today, self.marks, self.dirty = day, {}, {}, True
         self.voice_today = [0] * VOICE_FIELDS
-        self.cost, self.saved_used = 0, 0  # a new day: the one drop a daily total makes
+        self.saved_used = 0  # a new day: the one drop a daily total makes
         return True
 
-    def history(self, count):
-        """[[day, tokens, micro-USD or None]] of the last `count` days up to today, oldest first; a day
-        without use has 0 tokens."""
-        now = self.clock()
-        if self.day is None or clock_date(now) != self.day:  # the clock is not set (yet)
-            return [] if self.day is None else [[self.day, total(self.today), self.cost]]
-        rows = []
-        for back in range(count - 1, -1, -1):
-            day = platform.utc_date(now - back * _DAY_S)
-            if day == self.day:
-                rows.append([day, total(self.today), self.cost])
-            else:
-                row = self.days.get(day) or [0, 0]
-                rows.append([day, row[0], row[1]])
-        return rows
-
-    def add(self, model, usage, price=None):
-        """Count one reply's usage dict under model (cut to MODEL_NAME_MAX characters); price(model, counts)
-        gives its estimated micro-USD (None: unknown), added to today's cost."""
+    def add(self, model, usage):
+        """Count one reply's usage dict under model (cut to MODEL_NAME_MAX characters)."""
         model = str(model)[:MODEL_NAME_MAX] or OTHER
         row = [0] * len(FIELDS)
         for i in range(len(FIELDS)):
@@ -259,9 +193,6 @@ class UsageStore:
                 counts = table[key] = [0] * len(FIELDS)
             for i in range(len(FIELDS)):
                 counts[i] += row[i]
-        if price is not None and self.cost is not None:
-            cost = price(model, row)
-            self.cost = None if cost is None else self.cost + cost
         self.dirty = True
         return sum(row[:TOKEN_FIELDS])
 
