@@ -229,6 +229,23 @@ def test_state_is_retained_and_updates_after_a_reply(kitchen, ha, fake):
     assert state["tokens_today"] > (first["tokens_today"] or 0)
 
 
+def test_a_restarted_board_keeps_its_last_reply_and_tokens_today(kitchen, boot, ha, fake):
+    fake.script(text("Kept across a restart."))
+    ha.publish("mimi/kitchen/in", {"text": "remember this", "id": "k1"})
+    before = ha.wait("mimi/kitchen/state", lambda d: d.get("last_reply") == "Kept across a restart.")
+    kitchen.stop()  # power gone: no graceful goodbye
+    published = len(ha.seen("mimi/kitchen/state"))
+    again = boot()
+    again.pos = 0
+    again.expect(r"mqtt: connected to 127\.0\.0\.1:\d+ as mimi/kitchen", timeout=20)
+    deadline = time.monotonic() + 20
+    while len(ha.seen("mimi/kitchen/state")) <= published and time.monotonic() < deadline:
+        time.sleep(0.05)
+    after = json.loads(ha.seen("mimi/kitchen/state")[published][1])  # the restarted board's first state
+    assert after["last_reply"] == "Kept across a restart.", after
+    assert after["tokens_today"] >= before["tokens_today"], (before, after)
+
+
 def test_a_broker_restart_mid_conversation_loses_no_message(kitchen, broker, ha, fake):
     fake.script(text("A slow but certain answer.", chunk=5, delay=0.4))
     ha.publish("mimi/kitchen/in", {"text": "think slowly", "id": "r1"})

@@ -63,6 +63,13 @@ def test_connack_suback_and_a_bad_length():
     raises(packets.ProtocolError, _read, bytes([0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]))
 
 
+def test_subscribe_and_unsubscribe_packets_are_byte_exact():
+    assert packets.subscribe(7, [("a/b", 1)]) == bytes([0x82, 8, 0, 7, 0, 3]) + b"a/b" + bytes([1])
+    assert packets.unsubscribe(7, ["a/b"]) == bytes([0xA2, 7, 0, 7, 0, 3]) + b"a/b"
+    unsuback = _read(bytes([0xB0, 2, 0, 7]))  # read and passed over by the client
+    assert unsuback.kind == 0xB0
+
+
 def test_topic_filters_match_like_a_broker():
     assert packets.matches("home/+/temp", "home/kitchen/temp")
     assert not packets.matches("home/+/temp", "home/kitchen/hall/temp")

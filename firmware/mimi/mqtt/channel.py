@@ -2,7 +2,7 @@
 # retained state and availability, Home Assistant discovery, messages to other boards, watched topics.
 import asyncio
 
-from mimi import mqtt, platform, utf8
+from mimi import jsontext, mqtt, platform, utf8
 from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.mqtt import messages, packets, presence
@@ -35,6 +35,7 @@ class MQTT:
         self.error = None  # the last connection problem, for mqtt_status
         self.last_error = ""  # the last error a user was shown (in the state)
         self.last_reply = ""
+        self.recalling = asyncio.Event()  # until the retained state was read once (presence.recall_state)
         self.received = self.answered = 0
         self._seen = []
         self._asks = []  # [ask id, (channel, chat_id)] of messages sent to other boards
@@ -202,11 +203,27 @@ class MQTT:
                 later = await self._request(payload, ack)
         elif topic == base + "/reply":
             await self._board_answer(payload)
+        elif topic == base + "/state" and retained and self.recalling is not None and payload is not None:
+            self._remember(payload)
         for topic_filter in self.watched:
             if payload is not None and packets.matches(topic_filter, topic):
                 text = utf8.valid_text(bytes(payload[: utf8.boundary(payload[:messages.STATE_TEXT_MAX])]))
                 self.watched[topic_filter] = (topic, text, platform.ticks_ms())
         return later
+
+    def _remember(self, payload):
+        """The retained state this board published before it restarted: its last reply and error, unless a
+        newer one came since."""
+        try:
+            state = jsontext.loads(utf8.valid_text(bytes(payload)))
+        except ValueError:
+            state = None
+        if not isinstance(state, dict):
+            state = {}
+        for key in ("last_reply", "last_error"):
+            if isinstance(state.get(key), str) and not getattr(self, key):
+                setattr(self, key, state[key])
+        self.recalling.set()
 
     async def _request(self, payload, ack=None):
         """Queue a request for the agent; True when its acknowledgement waits for the answer (a reset

@@ -162,6 +162,10 @@ class Client:
         finally:
             self._subacks.pop(pid, None)
 
+    async def unsubscribe(self, filters):
+        """Unsubscribe from [filter]; False when it could not be sent (its UNSUBACK is not waited for)."""
+        return await self.send(packets.unsubscribe(self._next_pid(), filters))
+
     async def serve(self, keepalive):
         """Read packets until the connection ends (its reason as an exception); pings every keepalive/2."""
         pinger = asyncio.create_task(self._ping(keepalive))

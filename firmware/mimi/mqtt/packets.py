@@ -10,6 +10,7 @@ PUBLISH = const(0x30)
 PUBACK = const(0x40)
 SUBSCRIBE = const(0x82)
 SUBACK = const(0x90)
+UNSUBSCRIBE = const(0xA2)
 PINGREQ = const(0xC0)
 PINGRESP = const(0xD0)
 DISCONNECT = const(0xE0)
@@ -90,6 +91,14 @@ def subscribe(pid, topics):
     for topic, qos in topics:
         body += _text(topic) + bytes([qos])
     return _packet(SUBSCRIBE, body)
+
+
+def unsubscribe(pid, filters):
+    """UNSUBSCRIBE for [topic filter] (the broker's UNSUBACK is read and passed over)."""
+    body = struct.pack("!H", pid)
+    for topic in filters:
+        body += _text(topic)
+    return _packet(UNSUBSCRIBE, body)
 
 
 def pingreq():

@@ -7,6 +7,7 @@ from mimi.platform import const
 
 STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
 PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
+RECALL_WAIT_S = const(2)  # the broker sends a retained state right after the SUBACK; none for a new board
 _REFUSED = const(0x80)
 
 
@@ -24,8 +25,24 @@ async def online(ch):
                 print("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
                       "read it)".format(topic, _user(ch)))
     await announce(ch)
+    if ch.recalling is not None:  # once a boot, before the first state: Last reply as the broker kept it
+        await recall_state(ch, base)
     await publish_state(ch)
     await check_inbox(ch, base)
+
+
+async def recall_state(ch, base):
+    """Read this board's own retained state once (channel.remember takes its last reply and last error), so a
+    restart or a crash does not blank Last reply; then unsubscribe."""
+    topic = base + "/state"
+    codes = await ch.client.subscribe([(topic, 1)])
+    if codes is not None and codes[0] != _REFUSED:
+        try:
+            await asyncio.wait_for(ch.recalling.wait(), RECALL_WAIT_S)
+        except asyncio.TimeoutError:
+            pass  # no retained state: a new board, or one whose state was cleared
+    ch.recalling = None
+    await ch.client.unsubscribe([topic])
 
 
 def _user(ch):
