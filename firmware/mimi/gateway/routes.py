@@ -71,6 +71,7 @@ class Routes(Web):
         headers["ETag"] = known[1]
         if _matches(request, known[1]):
             return Response("", 304, headers)
+        headers["Content-Length"] = str(size)  # known: the browser shows progress and keeps the connection
         return _file(path, content_type, headers)
 
     async def _page(self, request):
