@@ -25,6 +25,7 @@ DOOR = {"do": [{"tool": "gpio_write", "input": {"pin": 5, "value": 1}}, {"say": 
 FAN = {"when": {"above": 28}, "rearm": {"below": 26}, "do": [{"tool": "gpio_write", "input": {"pin": 6, "value": 1}},
        {"say": "hot: {value} C"}], "otherwise": [{"tool": "gpio_write", "input": {"pin": 6, "value": 0}}]}
 SETTLE_S = 0.5
+EDGE_WAIT_US = 5000000
 HOLE = 1000  # bytes: a bytearray this long takes 1 KB of heap with its header
 
 
@@ -39,7 +40,15 @@ async def _edge(app, door):
     await asyncio.sleep(0.07)
     fired, before = door["state"]["fired"], machine.written(5)
     machine.edge(4, 1)
+    await _fired(door, fired, before)
+
+
+async def _fired(door, fired, before):
+    """Until the rule wrote GPIO 5 and counted the firing; a rule that stops firing ends the run with why."""
+    waited = common.now_us()
     while machine.written(5) is before or door["state"]["fired"] == fired:
+        if common.elapsed_us(waited) > EDGE_WAIT_US:
+            raise SystemExit("the door rule did not fire within 5 s: {}".format(door.get("state")))
         await asyncio.sleep(0)
 
 
@@ -104,8 +113,7 @@ async def _edges(app, count):
         start_heap = gc.mem_alloc()
         start = common.now_us()
         machine.edge(4, 1)
-        while machine.written(5) is before or door["state"]["fired"] == fired:
-            await asyncio.sleep(0)
+        await _fired(door, fired, before)
         allocated.append(gc.mem_alloc() - start_heap)
         gc.enable()
         latencies.append(machine.written(5)[1] - start)
@@ -158,5 +166,6 @@ firmware = app_module.App(
     www_dir=SHIPPED + "/www",
     overrides=[("llm_config", "api_base", API), ("llm_config", "api_key", KEY), ("gw_config", "ws_port", PORT),
                ("tool_config", "gpio_allow", "4,5,6"),
-               ("safety_config", "calls", 1000)])  # the breaker counts identical calls: a door repeats one
+               ("safety_config", "calls", 1000),  # the breaker counts identical calls: a door repeats one
+               ("safety_config", "rule_fires_hour", 3600)])  # past 60 firings an hour a rule is paused
 asyncio.run(main(firmware))

@@ -289,3 +289,14 @@ def test_checks_reject_what_no_rule_can_be():
                       lambda n, d: None)).startswith("rule.do[0].say: needs a text")
     long_say = {"when": {"above": 1}, "do": [{"say": "x" * 400}] * 4}
     assert "longer than" in str(raises(RuleError, rule_text.check, long_say, False, lambda n, d: None))
+
+
+def test_a_rules_hourly_count_is_three_numbers_that_slide_with_the_hour():
+    from mimi.watch.rules import FireWindow
+
+    window, start = FireWindow(), 1800000000
+    assert all(window.take(start + i, 60) for i in range(60)) and not window.take(start + 60, 60)
+    # half an hour into the next hour, half of the hour before's 60 firings still count
+    assert sum(window.take(start + 5400, 60) for _ in range(40)) == 30
+    assert window.take(start + 4 * 3600, 1)  # two hours of silence: a fresh start
+    assert window.take(start, 1)  # the clock put back (NTP): a fresh start, never a rule stuck paused

@@ -10,13 +10,36 @@ from mimi.watch import sources
 from mimi.watch.store import WatchError
 
 DEBOUNCE_MS = const(50)  # edges closer than this to the last one taken are a switch bouncing (rule.debounce_ms)
-_HOUR_MS = const(3600000)
+_HOUR_S = const(3600)
 _MODEL = "model"  # a watcher judged by the model, not by a rule
 
 
 def _lesser(role, other):
     return role if roles.rank(role) <= roles.rank(other) else other
 
+
+
+class FireWindow:
+    """A rule's firings in the last hour, in three numbers whatever the cap (a list of stamps would grow to the
+    cap, 3600, and be copied at each firing): this clock hour's count, and the hour before's weighed by how
+    much of it still lies within the last 60 minutes. Unix seconds: no ticks wrap; a clock set (NTP) or put
+    back starts afresh."""
+
+    def __init__(self):
+        self.start = None  # Unix second this hour's count began
+        self.before = self.now = 0  # firings in the hour before it, and in it
+
+    def take(self, second, cap):
+        """Count one more firing unless `cap` are within the last hour already; True when counted."""
+        age = 0 if self.start is None else second - self.start
+        if self.start is None or age < 0 or age >= 2 * _HOUR_S:
+            self.start, self.before, self.now, age = second, 0, 0, 0
+        elif age >= _HOUR_S:
+            self.start, self.before, self.now, age = self.start + _HOUR_S, self.now, 0, age - _HOUR_S
+        if self.now + self.before * (_HOUR_S - age) // _HOUR_S >= cap:
+            return False
+        self.now += 1
+        return True
 
 class Rules:
     """The rules of the watcher service (its store, limits and channels): what each rule's reading, edge or
@@ -26,7 +49,7 @@ class Rules:
         self.service = service
         self.app = service.app
         self.last = {}  # name -> previous reading (for "changes"), this boot only
-        self.fires = {}  # name -> ticks_ms of its firings in the last hour (at most the cap)
+        self.fires = {}  # name -> its FireWindow (the firings of the last hour, counted in constant room)
         self.failing = []  # names whose failed action was reported (once, until one succeeds)
         self.edges = {}  # name -> _Edge
         self.words = {}  # a command's word -> the watcher's name
@@ -203,11 +226,11 @@ class Rules:
 
     def _under_cap(self, watcher):
         """Count a firing; past safety_config.rule_fires_hour in an hour the rule is paused, the owner told."""
-        name, now, cap = watcher["name"], platform.ticks_ms(), self.app.config.get(NS, "rule_fires_hour")
-        fires = [t for t in self.fires.get(name, ()) if platform.ticks_diff(now, t) < _HOUR_MS]
-        if len(fires) < cap:
-            fires.append(now)
-            self.fires[name] = fires
+        name, cap = watcher["name"], self.app.config.get(NS, "rule_fires_hour")
+        window = self.fires.get(name)
+        if window is None:
+            window = self.fires[name] = FireWindow()
+        if window.take(platform.unix_time(), cap):
             return True
         self.fires.pop(name, None)
         self.service.pause(name)
