@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.host import test_toolchain as toolchain
-from tests.runtimes import MICROPYTHON, MICROPYTHON_ROMFS
+from tests.runtimes import MICROPYTHON, MICROPYTHON_FIRMWARE, MICROPYTHON_ROMFS
 
 ROOT = toolchain.ROOT
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -82,7 +82,8 @@ def test_the_image_mounts_under_micropython_and_the_firmware_imports_from_it(ima
         "from mimi import platform\n"
         "print(platform.code_origin())\n"
     ).format(str(image["path"]))
-    done = subprocess.run(MICROPYTHON + ["-c", script], cwd=ROOT, capture_output=True, text=True)
+    # the whole image read into the heap (on the chip it is mapped flash): the firmware's heap, not the unit tests'
+    done = subprocess.run(MICROPYTHON_FIRMWARE + ["-c", script], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "/rom/lib/mimi/__init__.mpy /rom/lib/microdot/__init__.mpy"
