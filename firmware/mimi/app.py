@@ -8,7 +8,7 @@
 # own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
-from mimi import VERSION, cron, mqtt, ota, platform, watch
+from mimi import VERSION, board, cron, mqtt, ota, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context
 from mimi.agent.loop import Agent
@@ -52,6 +52,8 @@ class App:
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
+        if board.follow(self.config):  # the heap as it is at boot, before anything else takes from it
+            print("board: small-board mode ({})".format(board.describe()))
         self.flash = Flash(data_root)
         created = self.flash.seed()
         if created:

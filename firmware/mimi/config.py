@@ -22,8 +22,8 @@ _HIDDEN_PASSWORD = "********"
 # The single source of truth, one row a line: "\n" namespace, key, kind, default, flags, low, high,
 # description, tab-separated. A bytes constant stays in the image (flash), so the table costs next to
 # no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read (bytes: indexes
-# without UTF-8 walks). low/high bound INT values and are empty for the other kinds; flags is 0,
-# SECRET or PASSWORD.
+# without UTF-8 walks). low/high bound INT values; a TEXT row's low, when not empty, lists the words it takes
+# (a|b|c); flags is 0, SECRET or PASSWORD.
 _TABLE = (
     b"\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
     b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password"
@@ -118,6 +118,8 @@ _TABLE = (
     b"\nvoice_config\ttts_cents_mchar\tint\t1500\t0\t0\t1000000\tText-to-speech price, US cents a million characters"
     b"\nsafety_config\tday_audio_s\tint\t3600\t0\t0\t86400\tSeconds of voice notes transcribed per day (0 = no limit)"
     b"\nsafety_config\tday_tts_chars\tint\t100000\t0\t0\t100000000\tCharacters spoken per day (0 = no limit)"
+    b"\nsystem\tsmall_board\ttext\tauto\t0\ton|off|auto\t\t"
+    b"Small-board mode (no PSRAM): on, off, or auto (on when the heap at boot is under 512 KB)"
     b"\n"
 )
 
@@ -257,6 +259,12 @@ def _validate(ns, key, at, value):
     for ch in value:
         if ord(ch) < 32 or ord(ch) == 127:
             raise ValueError("{} must be one line without control characters".format(name))
+    words = _field(at, 3)
+    if words and value.lower() not in words.split("|"):
+        last = words.rfind("|")
+        raise ValueError("{} must be {} or {}, not '{}'".format(name, words[:last].replace("|", ", "),
+                                                               words[last + 1:], value))
+    value = value.lower() if words else value
     if kind == URL and value and not (value.startswith("https://") or value.startswith("http://")):
         raise ValueError("{} must start with https:// or http://".format(name))
     if kind == IDS and value:

@@ -311,6 +311,9 @@ class Commands:
         free, used = platform.heap_info()
         if free is not None:
             self.out("  Heap: {} free, {} used".format(free, used))
+        from mimi import board
+
+        self.out("  Board: {}".format(board.describe()))
 
 
 def _safe(exc):

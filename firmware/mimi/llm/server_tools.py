@@ -23,11 +23,16 @@ def _name(tool):
 
 
 def mode(config):
-    """server, device or off: the setting, or by default the device's tool when it has a search key."""
+    """server, device or off: the setting, or by default the device's tool when it has a search key, else
+    Claude's own, except on a small board (its result blocks come as 64 KB lines: off unless chosen)."""
     chosen = config.get(NS, "search_mode")
     if chosen in MODES:
         return chosen
-    return DEVICE if config.is_set(NS, "search_key") else SERVER
+    if config.is_set(NS, "search_key"):
+        return DEVICE
+    from mimi import board
+
+    return OFF if board.small() else SERVER
 
 
 def fetch_on(config):

@@ -3,6 +3,8 @@ import asyncio
 
 from mimi import platform, utf8
 from mimi.net import connect, ntp, tls
+from mimi.net.http_send import Batch
+from mimi.net.tls_gate import gate
 from mimi.platform import const
 
 # Every wait of an exchange has a limit; none can hold the event loop's other tasks, and none is endless.
@@ -14,7 +16,6 @@ DEADLINE_S = const(120)  # the whole exchange, connect to last byte (a long stre
 HEADER_LINE_MAX = const(2048)
 HEADERS_MAX = const(48)
 LINE_MAX = const(16384)  # longest body line the line reader returns
-SEND_CHUNK = const(1024)  # request bytes gathered into one write (fewer TCP segments; a 1 KB buffer finds a hole)
 _READ_CHUNK = const(512)
 
 
@@ -33,6 +34,10 @@ class TLSError(HTTPError):
 class NotSent(HTTPError):
     """The request never completely left the device (no connection, or it broke while sending): the server
     cannot have acted on it, so sending it again is safe even for calls that are not idempotent."""
+
+
+class SessionBusy(NotSent):
+    """Small-board mode: the one TLS session is in use and the caller chose not to wait (wait=False)."""
 
 
 def split_url(url):
@@ -84,6 +89,7 @@ class Response:
         self.status = 0
         self.reason = ""
         self.headers = {}
+        self.held = False  # this exchange holds small-board mode's one TLS session (net/tls_gate.py)
 
     async def _fill(self):
         if self._eof:
@@ -242,16 +248,34 @@ class Response:
             await self._writer.wait_closed()
         except Exception:  # the peer may be gone already
             pass
+        finally:
+            if self.held:
+                self.held = False
+                gate.release()
 
 
 async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOUT_S, first_byte_s=None,
-                  deadline_s=DEADLINE_S):
+                  deadline_s=DEADLINE_S, give_way=None, wait=True):
+    """One exchange (_exchange); in small-board mode a host that refuses the roots named for it (net/tls.py)
+    is asked once more with every CA certificate: nothing was sent over the refused connection."""
+    args = (method, url, headers, body, read_timeout, first_byte_s, deadline_s, give_way, wait)
+    try:
+        return await _exchange(*args)
+    except TLSError:
+        if not tls.widen(split_url(url)[1]):
+            raise
+    return await _exchange(*args)
+
+
+async def _exchange(method, url, headers, body, read_timeout, first_byte_s, deadline_s, give_way, wait):
     """Send one request (Connection: close) and return the Response once its headers arrived.
 
     `body` is bytes or a list of bytes pieces (written one by one, never joined); a piece with chunks() (a file
     on flash) is written chunk by chunk, its len() counted in the Content-Length. Limits: connect (+ TLS
     handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
-    after it, `deadline_s` for the whole exchange including the body read later from the Response."""
+    after it, `deadline_s` for the whole exchange including the body read later from the Response.
+    In small-board mode an https exchange holds the one TLS session until the Response is closed
+    (net/tls_gate.py: `give_way` for a standing one, `wait=False` raises NotSent at once when it is taken)."""
     tls_on, host, port, path = split_url(url)
     if tls_on and not ntp.synced():  # a 2000-01-01 clock makes every certificate look invalid
         raise HTTPError(ntp.NOT_SET_TEXT.format(host))
@@ -265,16 +289,25 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
     length = 0
     for piece in pieces():
         length += len(piece)
+    try:
+        held = tls_on and await gate.take(give_way, wait)
+    except OSError as exc:  # tls_gate.Busy
+        raise SessionBusy(str(exc))
     deadline_ms = platform.ticks_add(platform.ticks_ms(), int(deadline_s * 1000))
     try:
-        connecting = connect.open_stream(host, port, tls.context() if tls_on else None)
+        connecting = connect.open_stream(host, port, tls.context(host) if tls_on else None)
         limit = CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S if tls_on else CONNECT_TIMEOUT_S
         reader, writer = await _timed(connecting, min(limit, deadline_s), "connecting to " + host)
-    except HTTPError as exc:
-        raise NotSent(str(exc))
-    except (OSError, ValueError) as exc:
-        raise _connect_error(exc, host, port)
+    except BaseException as exc:
+        if held:
+            gate.release()
+        if isinstance(exc, HTTPError):
+            raise NotSent(str(exc))
+        if isinstance(exc, (OSError, ValueError)):
+            raise _connect_error(exc, host, port)
+        raise
     response = Response(reader, writer, host, first_byte_s or read_timeout, deadline_ms, deadline_s)
+    response.held = held
     sending = TLS_HANDSHAKE_TIMEOUT_S + read_timeout if tls_on else read_timeout
     sent = False
     try:
@@ -285,7 +318,7 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
         )
         for name in headers or ():
             head += "{}: {}\r\n".format(name, headers[name])
-        batch = _Batch(writer, lambda: response._wait_s(sending), host)  # small pieces leave together
+        batch = Batch(writer, lambda: response._wait_s(sending), host, _timed)  # small pieces leave together
         await batch.add((head + "\r\n").encode())
         del head
         for piece in pieces():
@@ -306,37 +339,6 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
             raise NotSent(str(exc))
         raise
     return response
-
-
-class _Batch:
-    """Request bytes gathered into one SEND_CHUNK buffer made once and written when full: fewer, fuller TCP
-    segments, and no buffer grown piece by piece (each growth a new block: holes in a small heap)."""
-
-    def __init__(self, writer, seconds, host):
-        self.writer, self.seconds, self.host = writer, seconds, host
-        self.buf = memoryview(bytearray(SEND_CHUNK))
-        self.n = 0
-
-    async def add(self, data):
-        size = len(data)
-        if self.n + size > SEND_CHUNK:
-            await self.flush()
-        if size > SEND_CHUNK:
-            await _send(self.writer, data, self.seconds(), self.host)
-        else:
-            self.buf[self.n : self.n + size] = data
-            self.n += size
-
-    async def flush(self):
-        if self.n:
-            await _send(self.writer, platform.writable(self.buf[: self.n]), self.seconds(), self.host)
-            self.n = 0
-
-
-async def _send(writer, data, seconds, host):
-    if data:
-        writer.write(data)
-        await _timed(writer.drain(), seconds, "sending to " + host)
 
 
 def _connect_error(exc, host, port, sent=False):

@@ -26,15 +26,18 @@ class BotAPI:
     def has_token(self):
         return self.config.is_set("tg_config", "bot_token")
 
-    async def call(self, method, params=None, read_timeout=CALL_TIMEOUT_S, body=None, content_type=None):
+    async def call(self, method, params=None, read_timeout=CALL_TIMEOUT_S, body=None, content_type=None,
+                   give_way=None, wait=True):
         """POST one method; returns `result`. Raises TelegramError or http.HTTPError (never with the token).
-        params as JSON, or a body of pieces with its content_type (multipart: a file streamed from flash)."""
+        params as JSON, or a body of pieces with its content_type (multipart: a file streamed from flash);
+        give_way, wait: small-board mode's turn at the one TLS session (net/http.py request)."""
         base = self.config.get("tg_config", "api_base").rstrip("/")
         url = "{}/bot{}/{}".format(base, self.config.get("tg_config", "bot_token"), method)
         if body is None:
             body = json.dumps(params or {}).encode()
         response = await http.request(
-            "POST", url, {"content-type": content_type or "application/json"}, body, read_timeout
+            "POST", url, {"content-type": content_type or "application/json"}, body, read_timeout, None,
+            http.DEADLINE_S, give_way, wait
         )
         try:
             raw = await response.read(RESPONSE_MAX)

@@ -1,7 +1,7 @@
 # Telegram long polling: fetch updates, route them, and confirm each only once it has been answered.
 import asyncio
 
-from mimi import platform
+from mimi import board, platform
 from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError
 from mimi.platform import const
@@ -46,6 +46,7 @@ class Poller:
         self._changed = asyncio.Event()  # the batch is answered, or a question opened
         self._wake = asyncio.Event()
         self.polls = 0
+        self.gave_way = 0  # long polls cut for another TLS session (small-board mode)
         self.last_error = None
 
     def _load_offset(self):
@@ -111,12 +112,9 @@ class Poller:
             else:
                 self._advance()
             try:
-                updates = await self.api.call(
-                    "getUpdates",
-                    {"offset": self.offset, "limit": POLL_LIMIT, "timeout": 0 if questioning else self.poll_s,
-                     "allowed_updates": list(ALLOWED_UPDATES)},
-                    self.poll_s + self.grace_s,
-                )
+                updates = await self._get_updates(questioning)
+                if updates is None:  # gave way to another TLS session; polls again in its turn
+                    continue
                 self.polls += 1
                 self.last_error = None
                 backoff = None
@@ -149,6 +147,30 @@ class Poller:
                 await self._until_changed(QUESTION_POLL_S)  # back to long polls once the batch is answered
             else:
                 await self._route(updates)
+
+    async def _get_updates(self, questioning):
+        """One getUpdates. In small-board mode the long poll holds the board's one TLS session only until
+        another call waits for it (net/tls_gate.py): then it is cut, unread (its updates come again with
+        the same offset), and None returned."""
+        params = {"offset": self.offset, "limit": POLL_LIMIT, "timeout": 0 if questioning else self.poll_s,
+                  "allowed_updates": list(ALLOWED_UPDATES)}
+        if not board.small():
+            return await self.api.call("getUpdates", params, self.poll_s + self.grace_s)
+        cut = [False]
+
+        def give_way():
+            cut[0] = True
+            call.cancel()
+
+        call = asyncio.create_task(self.api.call("getUpdates", params, self.poll_s + self.grace_s, give_way=give_way))
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if not cut[0]:  # this task itself is stopped
+                call.cancel()
+                raise
+        self.gave_way += 1
+        return None
 
     def _fresh(self, update):
         """The update's id when it was never handed over, else None."""

@@ -1,12 +1,12 @@
 # Telegram replies: a live draft (or an edited message) while Claude streams, then the final message.
 import asyncio
 
-from mimi import platform
+from mimi import board, platform
 from mimi.net.backoff import Backoff
-from mimi.net.http import HTTPError, NotSent
+from mimi.net.http import HTTPError, NotSent, SessionBusy
 from mimi.platform import const
 from mimi.telegram import markup
-from mimi.telegram.api import TelegramError
+from mimi.telegram.api import CALL_TIMEOUT_S, TelegramError
 from mimi.telegram.outbox import Undelivered
 
 DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
@@ -152,25 +152,35 @@ class Sender:
                 await self._show(chat_id, stream, text)
             elif not _not_modified(exc):
                 print("Telegram: preview update failed: {}".format(exc))
+        except SessionBusy:  # small-board mode: Claude streams over the one TLS session; the final message follows
+            pass
         except (HTTPError, OSError) as exc:
             print("Telegram: preview update failed: {}".format(exc))
+
+    def _preview_call(self, method, params):
+        """A preview's call; in small-board mode it never waits behind the one TLS session (SessionBusy)."""
+        if board.small():
+            return self.api.call(method, params, CALL_TIMEOUT_S, give_way=None, wait=False)
+        return self.api.call(method, params)
 
     async def _with_fallback(self, method, params, markdown):
         """Send as HTML rendered from Markdown; if Telegram cannot parse it, the same text as plain."""
         params["text"] = markup.to_html(markdown)
         params["parse_mode"] = "HTML"
         try:
-            return await self.api.call(method, params)
+            return await self._preview_call(method, params)
         except TelegramError as exc:
             if not _parse_error(exc):
                 raise
         del params["parse_mode"]
         params["text"] = markdown
-        return await self.api.call(method, params)
+        return await self._preview_call(method, params)
 
     async def _quietly(self, method, params):
         try:
-            await self.api.call(method, params)
+            await self._preview_call(method, params)
+        except SessionBusy:
+            pass
         except (TelegramError, HTTPError, OSError) as exc:
             print("Telegram: {} failed: {}".format(method, exc))
 

@@ -69,6 +69,10 @@ async def set_search(cfg, mode=None):
                 cfg.get("web_config", "search_provider")),
             server_tools.OFF: "no web search"}[chosen]
     auto = "" if cfg.get(server_tools.NS, "search_mode") else " (auto: set_search server|device|off to choose)"
+    if not auto and chosen == server_tools.OFF:
+        pass
+    elif chosen == server_tools.OFF:  # auto on a small board: Claude's 64 KB result lines need the heap
+        auto = " (auto on a small board: set_search server for Claude's, whose 64 KB results need the heap)"
     print("search: {}: {}{}".format(chosen, said, auto))
     if chosen == server_tools.DEVICE and not cfg.is_set("web_config", "search_key"):
         print("  no search key is set yet: set_search_key <key> [brave|tavily]")
