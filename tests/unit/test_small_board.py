@@ -70,13 +70,25 @@ def test_server_search_is_off_by_default_on_a_small_board_unless_chosen():
 
 
 def test_the_ca_certificates_of_the_host_reached_only():
-    assert tls.roots_of("api.telegram.org") == ["godaddy_root_g2", "starfield_root_g2"]
-    assert "gts_root_r1" in tls.roots_of("api.anthropic.com")
+    assert tls.roots_of("api.telegram.org") == ["godaddy_root_g2"]
+    assert tls.roots_of("api.anthropic.com") == ["gts_root_r1", "gts_root_r4"]
     assert tls.roots_of("example.org") is None  # not named: every certificate, for that connection only
     tls.configure(["firmware/certs", "/nonexistent-owner-certs"])
     try:
         shipped = list(tls._der_files(tls.roots_of("api.telegram.org")))
-        assert shipped == ["firmware/certs/godaddy_root_g2.der", "firmware/certs/starfield_root_g2.der"]
+        assert shipped == ["firmware/certs/godaddy_root_g2.der"]
         assert len(list(tls._der_files())) == 11
     finally:
         tls.configure([])
+
+
+def test_a_host_refusing_its_named_roots_gets_every_certificate_after():
+    try:
+        board.choose(_config(), heap=300 * 1024)
+        assert tls.widen("example.org") is False  # every certificate already: nothing more to try
+        assert tls.widen("api.telegram.org") is True  # http.request asks once more
+        assert tls.roots_of("api.telegram.org") is None
+    finally:
+        tls._widened[:] = []
+        _roomy()
+    assert tls.widen("api.anthropic.com") is False  # a roomy board's one context holds them all already

@@ -8,13 +8,10 @@ from mimi import board
 _context = [None]
 _cert_dirs = []
 # Small-board mode: the shipped roots behind the hosts a board reaches all day ("host root root...", one a
-# line); the owner's own certificates are always added. A host not named, or refused with its roots
-# (widen()), gets every certificate, still only for as long as that connection lives.
-_HOST_ROOTS = (
-    "\napi.telegram.org godaddy_root_g2 starfield_root_g2"
-    "\napi.anthropic.com gts_root_r1 gts_root_r3 gts_root_r4 globalsign_root_r3 isrg_root_x1 isrg_root_x2"
-    "\n"
-)
+# line: Telegram's chain ends at Go Daddy's G2 root, Anthropic's at Google Trust Services' R1 (RSA) or R4
+# (ECDSA)); the owner's own certificates are always added. A host not named, or refused with its roots
+# (widen(): a host changed its CA), gets every certificate, still only for as long as that connection lives.
+_HOST_ROOTS = "\napi.telegram.org godaddy_root_g2\napi.anthropic.com gts_root_r1 gts_root_r4\n"
 _widened = []  # hosts refused with their named roots: every certificate from then on
 
 
