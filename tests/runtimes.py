@@ -20,7 +20,8 @@ def _find(name):
     return path if os.path.exists(path) else shutil.which(name)
 
 
-MICROPYTHON = [_find("micropython") or "micropython", "-X", "heapsize=" + MP_HEAP]
+# MIMI_MICROPYTHON: another MicroPython binary (e.g. ../shared/tools/micropython32: 32-bit, mbedTLS in the heap).
+MICROPYTHON = [os.environ.get("MIMI_MICROPYTHON") or _find("micropython") or "micropython", "-X", "heapsize=" + MP_HEAP]
 MICROPYTHON_FIRMWARE = [MICROPYTHON[0], "-X", "heapsize=" + FIRMWARE_MP_HEAP]
 CPYTHON = [sys.executable]
 RUNTIMES = {"micropython": MICROPYTHON_FIRMWARE, "cpython": CPYTHON}
@@ -52,6 +53,10 @@ def is_romfs(cmd):
 MICROPYTHON_ROMFS = romfs_runtime(ROMFS_MP_HEAP)
 RUNTIMES_WITH_ROMFS = dict(RUNTIMES, romfs=MICROPYTHON_ROMFS)
 RUNTIMES_WITH_ROMFS_TELEGRAM = dict(RUNTIMES, romfs=romfs_runtime(ROMFS_TELEGRAM_MP_HEAP))
+# Small-board mode's Telegram scenario over TLS (tests/e2e/test_small_board.py) in the ROMFS form at the smallest
+# heap it passed (BENCHMARKS.md, "Small-board mode"): with the PyPI port, mbedTLS is outside this heap.
+SMALL_BOARD_MP_HEAP = os.environ.get("MIMI_SMALL_BOARD_MP_HEAP", "768K")
+SMALL_BOARD_RUNTIMES = dict(RUNTIMES, romfs=romfs_runtime(SMALL_BOARD_MP_HEAP))
 
 # Under MicroPython the end-to-end tests run the compiled bundle (`make bundle`: what ships to the
 # board) rather than the .py sources; MIMI_MP_SOURCE=1 runs the sources instead.

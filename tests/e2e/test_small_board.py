@@ -1,0 +1,104 @@
+# Small-board mode end to end: Telegram and Claude over TLS taking turns at one session, at the small heap.
+import shutil
+import threading
+import time
+
+import pytest
+
+from host_sim.fake_anthropic import text
+from host_sim.fake_telegram import FakeTelegram
+from tests.certs import server_context
+from tests.e2e.conftest import API_KEY, TG_TOKEN
+from tests.runtimes import SMALL_BOARD_RUNTIMES
+
+OWNER = 42
+
+
+@pytest.fixture(params=sorted(SMALL_BOARD_RUNTIMES))
+def runtime(request):
+    """CPython, MicroPython, and the ROMFS form at the small-board heap of BENCHMARKS.md (tests/runtimes.py)."""
+    return SMALL_BOARD_RUNTIMES[request.param]
+
+
+@pytest.fixture
+def tls_tg(tls_fake):
+    """A fake Telegram on https, its certificate signed by the same throwaway CA as the fake Anthropic's."""
+    fake = FakeTelegram(token=TG_TOKEN, ssl_context=server_context(tls_fake[1]))
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+class Overlap:
+    """Samples the open connections of both fakes every 5 ms: the longest time both had one open at once."""
+
+    def __init__(self, *fakes):
+        self.fakes, self.longest, self.samples = fakes, 0.0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        since = None
+        while not self._stop.is_set():
+            # aiohttp keeps a connection listed until its handler ends; its transport goes when the peer closes
+            both = all([h for h in fake._runner.server.connections if h.transport is not None] for fake in self.fakes)
+            now = time.monotonic()
+            since = (since or now) if both else None
+            if since is not None:
+                self.longest = max(self.longest, now - since)
+            self.samples += 1
+            time.sleep(0.005)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(2)
+        return self.longest
+
+
+@pytest.fixture
+def small_bot(boot, flash, tls_fake, tls_tg):
+    fake, paths = tls_fake
+    certs = flash / "data" / "certs"
+    certs.mkdir(parents=True)
+    shutil.copy(paths["ca.der"], certs / "test_ca.der")
+    dev = boot("--telegram-api", tls_tg.url, api=fake.url)
+    out = dev.command("config_set system.small_board on")
+    assert "system.small_board = on (saved; in effect now)" in out
+    for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER)):
+        dev.command(line)
+    return dev
+
+
+def test_telegram_and_claude_take_turns_at_one_tls_session(small_bot, tls_fake, tls_tg):
+    dev, (fake, _), tg = small_bot, tls_fake, tls_tg
+    status = dev.command("status")
+    assert "Board: small (" in status and "one TLS session at a time" in status
+    overlap = Overlap(fake, tg)
+    try:
+        # A Telegram turn: typing, the stream, then one final message; no draft goes out while Claude streams.
+        reply = "Hello **Ada**! " + " ".join("word{}".format(i) for i in range(40))
+        fake.script(text(reply, chunk=6, delay=0.05))
+        tg.user_message(OWNER, "hi")
+        assert tg.wait_for(lambda: tg.sent(OWNER), 60), dev.output[-3000:]
+        final = tg.sent(OWNER)
+        assert len(final) == 1 and final[0]["shown"] == reply.replace("**", "")
+        assert tg.drafts(OWNER) == []
+        # A console turn while Telegram's long poll is open: the poll gives way, Claude streams, polling resumes.
+        assert tg.wait_for(lambda: len([c for c in tg.calls if c["method"] == "getUpdates"]) >= 2, 30)
+        polls = len([c for c in tg.calls if c["method"] == "getUpdates"])
+        fake.script(text("Console answer, " + "slowly " * 30, chunk=12, delay=0.05))
+        out = dev.command("chat how are you", timeout=60)
+        assert "mimi: Console answer, slowly" in out
+        assert tg.wait_for(lambda: len([c for c in tg.calls if c["method"] == "getUpdates"]) > polls, 30)
+        # Polling goes on after: the next Telegram message is answered once.
+        fake.script(text("Second answer."))
+        tg.user_message(OWNER, "again")
+        assert tg.wait_for(lambda: len(tg.sent(OWNER)) == 2, 60), dev.output[-3000:]
+        assert tg.sent(OWNER)[1]["shown"] == "Second answer."
+    finally:
+        longest = overlap.stop()
+    # Both fakes held a connection at once only for the moment a closed one takes to be noticed.
+    assert overlap.samples > 100 and longest < 0.5, longest
+    assert "Traceback" not in dev.output and "MemoryError" not in dev.output
+    assert TG_TOKEN not in dev.output and API_KEY not in dev.output
