@@ -130,3 +130,28 @@ def test_telegrams_long_poll_yields_while_claude_streams_and_resumes_after():
         run(main())
     finally:
         _mode(False)
+
+
+def test_a_call_that_comes_while_a_standing_session_waits_its_turn_goes_first():
+    _mode(True)
+    gate, log = Gate(), []
+
+    async def standing():
+        await gate.take(lambda: log.append("told to give way"))
+        log.append("poll in")
+        gate.release()
+
+    async def main():
+        await gate.take()  # Claude streams
+        poll = asyncio.create_task(standing())  # the poll waits its turn
+        await asyncio.sleep(0.01)
+        summary = asyncio.create_task(_hold(gate, log, "summary", 0))  # another call: nobody standing to tell
+        await asyncio.sleep(0.01)
+        gate.release()
+        await asyncio.wait_for(asyncio.gather(poll, summary), 2)
+
+    try:
+        run(main())
+    finally:
+        _mode(False)
+    assert log == ["summary in", "summary out", "poll in"]

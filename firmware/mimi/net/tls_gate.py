@@ -36,6 +36,9 @@ class Gate:
         self._queued += 1
         try:
             await self._lock.acquire()
+            while give_way is not None and self._queued > 1:  # came while it waited its turn, so never told:
+                self._lock.release()  # a standing session lets them go first
+                await self._lock.acquire()
         finally:
             self._queued -= 1
         self._give_way = give_way
