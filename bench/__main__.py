@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from bench import conversation, gateway, heap, machine, mcp, mqtt, photo, rules, storage, telegram, voice
+from bench import conversation, gateway, heap, machine, mcp, mqtt, photo, rules, storage, telegram, tls, voice
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -25,6 +25,7 @@ GROUPS = (
     (("local_rules",), lambda fake, log: (rules.measure(fake, log),)),
     (("mcp_round_trip", "mcp_session_heap"), mcp.measure),
     (("voice_turn_heap",), lambda fake, log: (voice.measure(fake, log),)),
+    (("smallest_heap_tls", "idle_tls", "tls_cost"), tls.measure),  # per binary: MIMI_MICROPYTHON adds one
 )
 
 

@@ -14,6 +14,7 @@ HEAP_STEP_KB = 8
 HEAP_LOW_KB = 64  # assumed too small; checked
 HEAP_HIGH_KB = 1024  # assumed enough; checked
 TURN_TIMEOUT_S = 60
+IDLE_SETTLE_S = 2
 # A firmware log line (its own "name: ..." line) can land in the middle of a streamed reply on the
 # console; it is taken out before the reply is compared.
 _LOG_LINE = re.compile(r"(?:health|clock|gateway|WiFi|tools|agent|cron|heartbeat|safety|Telegram): [^\n]*\n")
@@ -41,16 +42,17 @@ def script(fake):
     return expected
 
 
-def run_conversation(fake, runtime, heap, name, host=None):
+def run_conversation(fake, runtime, heap, name, host=None, binary=None, extra=(), prepare=None, idle=None):
     """Boot the firmware, hold the ten turns over the console; (ok, why, requests, seconds). `host` (a dict)
     gets "bytes", "images" and "names": the laptop side's heap before the firmware started, and of it the
-    ROMFS images and the qstr pools (Firmware.host_heap())."""
+    ROMFS images and the qstr pools (Firmware.host_heap()). binary: another MicroPython; extra: more run.py
+    arguments; prepare: standard_flash's; idle (a dict): "used", the heap held after the chat (heap_info)."""
     fake.reset()
     expected = script(fake)
-    flash = standard_flash(name, sessions=("cli_console",))
+    flash = standard_flash(name, sessions=("cli_console",), prepare=prepare)
     started = time.monotonic()
-    firmware = Firmware(runtime, flash, "--anthropic-api", fake.url, "--ws-port", free_port(),
-                        heap=heap)
+    firmware = Firmware(runtime, flash, "--anthropic-api", fake.url, "--ws-port", free_port(), *extra,
+                        heap=heap, binary=binary)
     try:
         try:
             firmware.ready()
@@ -67,6 +69,10 @@ def run_conversation(fake, runtime, heap, name, host=None):
         if len(requests) != len(REPLY_SIZES) + 1 or bad:
             return False, "{} requests, {} refused".format(len(requests), len(bad)), requests, \
                 time.monotonic() - started
+        if idle is not None:
+            time.sleep(IDLE_SETTLE_S)  # the turn's after-steps done, the long poll (if any) open again
+            used = re.search(r"heap: \d+ bytes free, (\d+) used", firmware.command("heap_info"))
+            idle["used"] = int(used.group(1)) if used else None
         saved = _last_saved(flash)
         if saved != expected[-1]:
             return False, "the session does not end with the last reply", requests, \
@@ -86,25 +92,37 @@ def _last_saved(flash):
     return json.loads(lines[-1])["content"] if lines else None
 
 
-def smallest_heap(fake, runtime, log):
-    """Bisection in 8 KB steps between HEAP_LOW_KB (fails) and HEAP_HIGH_KB (passes)."""
+def idle_after_chat(fake, runtime, heap, binary=None, extra=(), prepare=None):
+    """The heap the firmware holds at idle after the 10-turn chat (heap_info after a collection), the laptop
+    side's share subtracted as smallest_heap does (its qstr pools counted as the firmware's)."""
+    host, idle = {}, {}
+    ok, why, _, _ = run_conversation(fake, runtime, heap, "idle-{}".format(runtime), host, binary, extra, prepare,
+                                     idle)
+    if not ok or not idle.get("used") or not host.get("bytes"):
+        return {"kb_firmware": None, "why": why or "no heap_info line"}
+    firmware = idle["used"] - (host["bytes"] - host["names"])
+    return {"kb_firmware": round(firmware / 1024, 1), "kb_with_host": round(idle["used"] / 1024, 1), "heap": heap}
+
+
+def smallest_heap(fake, runtime, log, binary=None, extra=(), prepare=None, low_kb=HEAP_LOW_KB):
+    """Bisection in 8 KB steps between low_kb (fails) and HEAP_HIGH_KB (passes)."""
     tries = []
 
     def attempt(kb):
         host = {}
         ok, why, _, seconds = run_conversation(fake, runtime, "{}K".format(kb),
-                                               "heap-{}-{}".format(runtime, kb), host)
+                                               "heap-{}-{}".format(runtime, kb), host, binary, extra, prepare)
         tries.append({"heap_kb": kb, "ok": ok, "why": why, "seconds": round(seconds, 1),
                       "host_bytes": host.get("bytes"), "image_bytes": host.get("images"),
                       "names_bytes": host.get("names")})
         log("    {} heapsize={}K: {}".format(runtime, kb, "ok" if ok else "FAILED " + why[:120]))
         return ok
 
-    low, high = HEAP_LOW_KB // HEAP_STEP_KB, HEAP_HIGH_KB // HEAP_STEP_KB
+    low, high = low_kb // HEAP_STEP_KB, HEAP_HIGH_KB // HEAP_STEP_KB
     if not attempt(high * HEAP_STEP_KB):
         return {"kb": None, "note": "failed even at {} KB".format(HEAP_HIGH_KB), "tries": tries}
     if attempt(low * HEAP_STEP_KB):
-        return {"kb": HEAP_LOW_KB, "note": "passed at the lowest size tried", "tries": tries}
+        return {"kb": low_kb, "note": "passed at the lowest size tried", "tries": tries}
     while high - low > 1:
         mid = (low + high) // 2
         if attempt(mid * HEAP_STEP_KB):

@@ -19,6 +19,10 @@ GOALS = {
     "mcp_session_heap": "report: the heap one MCP session holds, ROMFS form (issue 22)",
     "voice_turn_heap": "a voice note turn's peak heap within 16 KB of a text turn's, ROMFS form; report the time "
                        "from the note to its transcript shown (issue 24)",
+    "smallest_heap_tls": "report: the 10-turn chat's smallest heap with both fakes on https, ROMFS form, firmware "
+                         "only, roomy and small-board mode, per MicroPython binary (issue 25)",
+    "idle_tls": "report: the idle heap after that chat, Telegram's long poll open over TLS (issue 25)",
+    "tls_cost": "report: the parsed CA certificates and one TLS session, per binary (issue 25)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -102,6 +106,10 @@ def verdicts(figures):
 
 def _rows(name, figure):
     """(runtime, value) pairs of one figure, for the table."""
+    if name in ("smallest_heap_tls", "idle_tls", "tls_cost"):  # per MicroPython binary, ROMFS form
+        from bench.tls import rows
+
+        return rows(name, figure)
     rows = []
     for runtime in ("mpy", "py", "romfs", "cpython"):
         f = figure.get(runtime)

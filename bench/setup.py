@@ -18,6 +18,9 @@ VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 MICROPYTHON_BIN = os.path.join(VENV_BIN, "micropython")
 if not os.path.exists(MICROPYTHON_BIN):
     MICROPYTHON_BIN = shutil.which("micropython") or "micropython"
+# MIMI_MICROPYTHON=<path>: another MicroPython binary for the chip's figures (e.g. ../shared/tools/micropython32:
+# 32-bit, mbedTLS in the GC heap), run beside the default one; its figures are named after its file.
+OTHER_MICROPYTHON = os.environ.get("MIMI_MICROPYTHON") or None
 # Each run builds its own bundle (removed when it ends): `make bench` and `make soak` side by side never
 # import a half-rebuilt module of the other's.
 BUNDLE = os.path.join(ROOT, "build", "bench-bundle-{}".format(os.getpid()))
@@ -56,20 +59,30 @@ def reps(full, quick=1):
     return quick if QUICK else full
 
 
-def micropython(heap=TIMING_HEAP):
-    return [MICROPYTHON_BIN, "-X", "heapsize=" + heap]
+def micropython(heap=TIMING_HEAP, binary=None):
+    return [binary or MICROPYTHON_BIN, "-X", "heapsize=" + heap]
 
 
-def runtime_command(name, heap=TIMING_HEAP):
+def binaries():
+    """The MicroPython binaries the chip's figures run under: the default one, and MIMI_MICROPYTHON's."""
+    return [MICROPYTHON_BIN] + ([os.path.abspath(OTHER_MICROPYTHON)] if OTHER_MICROPYTHON else [])
+
+
+def binary_name(binary):
+    """A binary's figures are published under its file name ("micropython", "micropython32")."""
+    return os.path.basename(binary or MICROPYTHON_BIN)
+
+
+def runtime_command(name, heap=TIMING_HEAP, binary=None):
     """(interpreter command, --firmware dir) of a runtime: "mpy" (the .mpy bundle under
     MicroPython), "py" (the .py sources under MicroPython), "romfs" (the ROMFS image under
     MicroPython: "romfs:<image>" instead of a folder) or "cpython"."""
     if name == "romfs":
-        return micropython(heap), "romfs:" + ROMFS_IMAGE
+        return micropython(heap, binary), "romfs:" + ROMFS_IMAGE
     if name == "mpy":
-        return micropython(heap), BUNDLE_LIB
+        return micropython(heap, binary), BUNDLE_LIB
     if name == "py":
-        return micropython(heap), SOURCE_LIB
+        return micropython(heap, binary), SOURCE_LIB
     return [sys.executable], SOURCE_LIB
 
 
@@ -171,9 +184,10 @@ def _blob(text):
     return ["blob", base64.b64encode(text.encode()).decode()]  # a string setting in nvs.json (esp32 stand-in)
 
 
-def standard_flash(name, sessions=()):
+def standard_flash(name, sessions=(), prepare=None):
     """A flash with the standard SOUL/USER/MEMORY and the standard history in each of
-    `sessions` (file stems like "cli_console"); returns the flash folder."""
+    `sessions` (file stems like "cli_console"); returns the flash folder. prepare(flash), when given, may
+    add files and returns more settings for NVS ({namespace: {key: text}})."""
     flash = fresh_dir(name)
     data = os.path.join(flash, "data")
     for rel, title in (("config/SOUL.md", "SOUL"), ("config/USER.md", "USER"),
@@ -183,9 +197,12 @@ def standard_flash(name, sessions=()):
         with open(path, "w") as f:
             f.write(_filler(title, STANDARD_FILE_BYTES))
     os.makedirs(os.path.join(data, "sessions"), exist_ok=True)
-    with open(os.path.join(flash, "nvs.json"), "w") as f:  # a board set up and booted before: its WiFi
-        json.dump({"wifi_config": {"ssid": _blob(BENCH_SSID)},  # saved, its web chat token made
-                   "gw_config": {"ws_token": _blob(BENCH_WS_TOKEN)}}, f)
+    nvs = {"wifi_config": {"ssid": _blob(BENCH_SSID)},  # a board set up and booted before: its WiFi saved,
+           "gw_config": {"ws_token": _blob(BENCH_WS_TOKEN)}}  # its web chat token made
+    for ns, values in (prepare(flash) if prepare else {}).items():
+        nvs.setdefault(ns, {}).update({key: _blob(value) for key, value in values.items()})
+    with open(os.path.join(flash, "nvs.json"), "w") as f:
+        json.dump(nvs, f)
     for stem in sessions:
         with open(os.path.join(data, "sessions", stem + ".jsonl"), "w") as f:
             f.write("\n".join(standard_history()) + "\n")
@@ -195,8 +212,8 @@ def standard_flash(name, sessions=()):
 class Firmware:
     """host_sim/run.py as a subprocess; every chunk of console output is timestamped on arrival."""
 
-    def __init__(self, runtime, flash, *args, heap=TIMING_HEAP):
-        cmd, lib = runtime_command(runtime, heap)
+    def __init__(self, runtime, flash, *args, heap=TIMING_HEAP, binary=None):
+        cmd, lib = runtime_command(runtime, heap, binary)
         code = ["--romfs", lib[len("romfs:"):], "--standins-rom", STANDINS_IMAGE] if lib.startswith("romfs:") \
             else ["--firmware", lib]
         self.cmd = cmd + ["host_sim/run.py", "--flash", flash] + code + [
