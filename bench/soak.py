@@ -1,6 +1,7 @@
 # `make soak`: 1000 turns over 10 Telegram chats and 4 WebSocket clients with seeded random faults.
 #   python -m bench.soak [--out PATH]   SOAK_QUICK=1 (40 turns, shorter waits), SOAK_TURNS, SOAK_SEED,
-#   SOAK_RATE, SOAK_HEAP (the firmware's -X heapsize), SOAK_RUNTIME (mpy: the .mpy bundle, py: sources).
+#   SOAK_RATE, SOAK_HEAP (the firmware's -X heapsize), SOAK_FORM (mpy: the .mpy bundle, py: sources, romfs: the
+#   ROMFS image over TLS in small-board mode at the bench's smallest heap + 15 %: bench/soak_chip.py).
 # Every wait has a bound: a turn TURN_WAIT_S, the end DRAIN_S, a run without progress STALL_ABORT_S.
 import argparse
 import asyncio
@@ -11,7 +12,7 @@ import time
 
 from websockets.asyncio.client import connect
 
-from bench import machine
+from bench import machine, soak_chip
 from bench.setup import (
     API_KEY, ROOT, TG_TOKEN, Firmware, build_bundle, free_port, fresh_dir)
 from bench.soak_report import ERROR_MARK, Ledger, drift_kb, flash_line, heap_line, outcomes, table
@@ -24,8 +25,8 @@ QUICK = bool(os.environ.get("SOAK_QUICK"))
 TURNS = int(os.environ.get("SOAK_TURNS") or (40 if QUICK else 1000))
 SEED = int(os.environ.get("SOAK_SEED") or 1)
 RATE = float(os.environ.get("SOAK_RATE") or 0.04)  # per turn, per fake
-HEAP = os.environ.get("SOAK_HEAP") or "1024K"  # as tests/runtimes.py FIRMWARE_MP_HEAP (RELIABILITY.md)
-RUNTIME = os.environ.get("SOAK_RUNTIME") or "mpy"
+HEAP, HEAP_WHY = soak_chip.heap()
+RUNTIME = soak_chip.FORM
 TG_CHATS = 10
 WS_CLIENTS = 4
 TG_SHARE = 0.7  # of the turns, split evenly over the chats; the WebSocket clients share the rest
@@ -62,8 +63,9 @@ class Soak:
     def __init__(self, work):
         self.work = work
         self.flash, self.image = os.path.join(work, "flash"), os.path.join(work, "flash.img")
-        self.claude = FakeAnthropic(api_key=API_KEY)
-        self.tg = FakeTelegram(token=TG_TOKEN)
+        tls = soak_chip.prepare(self.image, FLASH_SIZE)  # SOAK_FORM=romfs: both fakes on https
+        self.claude = FakeAnthropic(api_key=API_KEY, ssl_context=tls)
+        self.tg = FakeTelegram(token=TG_TOKEN, ssl_context=tls)
         # Telegram faults are drawn at Telegram turns only: drawn at the WebSocket clients' quick
         # turns they would pile up at the fake while the poller backs off. Claude's at every turn.
         self.tg_chaos = Chaos(SEED, RATE, telegram=self.tg, slow_seconds=SLOW_S)
@@ -94,6 +96,8 @@ class Soak:
 
     def provision(self):
         self.firmware.command("set_tg_token " + TG_TOKEN, COMMAND_S)
+        for line in soak_chip.setup_commands():
+            self.firmware.command(line, COMMAND_S)
         self.firmware.unlimit(COMMAND_S)
         for user in range(FIRST_USER, FIRST_USER + TG_CHATS):
             self.firmware.command("tg_allow {}".format(user), COMMAND_S)
@@ -294,13 +298,18 @@ def main(argv=None):
         soak.tg.stop()
     answers = soak.answers()
     result = {"machine": machine.describe(), "seed": SEED, "rate": RATE, "runtime": RUNTIME,
-              "heap": HEAP, "turns": len(soak.ledger.turns), "telegram_chats": TG_CHATS,
+              "heap": HEAP, "heap_why": HEAP_WHY, "tls": soak_chip.TLS, "small_board": soak_chip.SMALL_BOARD,
+              "turns": len(soak.ledger.turns), "telegram_chats": TG_CHATS,
               "websocket_clients": WS_CLIENTS, "turns_per_client": soak.plan,
               "duration_s": round(time.time() - started), "drain_s": soak.drain_s}
     result.update(outcomes(soak.ledger, answers))
     crash_lines = soak.crash_lines() if soak.firmware else []
     result["crashes"] = len(soak.ledger.crashes) + len(crash_lines)
     result["crash_details"] = [c[1] for c in soak.ledger.crashes] + crash_lines[:10]
+    everything = "\n".join(soak.logs + [output])
+    result["resets"], result["memory_errors"], result["memory_error_lines"] = \
+        soak_chip.resets_and_memory_errors(everything)
+    result["resets"] += len(soak.ledger.crashes)  # a process that died and was started again
     result["heap_line"] = heap_line(soak.ledger, len(soak.ledger.turns))
     result["heap_drift_kb"] = drift_kb(result["heap_line"])
     result["heap_floor_drift_kb"] = drift_kb(result["heap_line"], "min_used_kb")

@@ -96,6 +96,8 @@ def unreadable_files(image_path):
     except Exception as exc:  # the image itself does not mount
         return ["(image) {}".format(exc)]
     for name, data in sorted(files.items()):
+        if name.endswith(".der"):  # a CA certificate (SOAK_FORM=romfs): binary, read by mbedTLS
+            continue
         try:
             text = data.decode("utf-8")
             if name.endswith(".jsonl"):
@@ -147,6 +149,7 @@ def table(result):
         ("answered", result["answered"]),
         ("clear errors", result["clear_errors"]), ("lost", result["lost"]),
         ("duplicates", result["duplicates"]), ("crashes", result["crashes"]),
+        ("resets", result.get("resets")), ("MemoryErrors", result.get("memory_errors")),
         ("unreadable files", len(result["unreadable_files"])),
         ("faults injected", result["faults_injected"]),
         ("heap drift first->last window", "high-water {} KB, floor {} KB".format(
@@ -156,6 +159,9 @@ def table(result):
             result["duration_s"], result["drain_s"])),
     ]
     lines = ["{:<32} {}".format(k, v) for k, v in rows]
+    lines.insert(0, "{:<32} {} at -X heapsize={} ({}){}{}".format(
+        "form", result.get("runtime"), result.get("heap"), result.get("heap_why", ""),
+        ", TLS" if result.get("tls") else "", ", small-board mode" if result.get("small_board") else ""))
     lines.append("heap per window, KB used after a collection (high-water/floor):")
     lines.append("  " + "  ".join("{}:{}/{}".format(w["turns"], w["max_used_kb"] or "-",
                                                     w["min_used_kb"] or "-")
