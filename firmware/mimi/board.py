@@ -2,8 +2,9 @@
 from mimi import platform
 from mimi.platform import const
 
-# A heap (gc.mem_free() + gc.mem_alloc()) under this is a board without PSRAM: an ESP32-S3's 512 KB of SRAM
-# leaves MicroPython far less (BENCHMARKS.md, the board table); a board with PSRAM gets 2 MB or more.
+# A heap (gc.mem_free() + gc.mem_alloc(), and what the chip's split heap can still grow into: ESP-IDF's free
+# data heap) under this is a board without PSRAM: an ESP32-S3's 512 KB of SRAM leaves MicroPython far less
+# (BENCHMARKS.md, the board table); a board with PSRAM has 2 MB or more.
 SMALL_HEAP = const(512 * 1024)
 ON, OFF, AUTO = "on", "off", "auto"
 NS, KEY = "system", "small_board"
@@ -14,9 +15,10 @@ _state = [False, None, AUTO]  # in the mode; the heap seen at boot (None: not me
 
 
 def heap_total():
-    """The GC heap's size now (free + allocated), or None where the runtime does not say (CPython)."""
+    """The GC heap's size now (free + allocated) and the room it can grow into (MicroPython on the ESP32 starts
+    its heap at 64 KB and adds areas on demand), or None where the runtime does not say (CPython)."""
     free, used = platform.heap_info()
-    return None if free is None else free + used
+    return None if free is None else free + used + platform.heap_room()
 
 
 def small():

@@ -69,6 +69,15 @@ def heap_info():
     return _mem_free(), _mem_alloc()
 
 
+def heap_room():
+    """Bytes free in ESP-IDF's data heaps: the RAM the chip's MicroPython grows its split heap into (PSRAM
+    included, when the board has it) and mbedTLS and lwIP take from; 0 where there are none (the laptop)."""
+    info = getattr(esp32, "idf_heap_info", None)
+    if info is None:
+        return 0
+    return sum(region[1] for region in info(esp32.HEAP_DATA))
+
+
 def collect():
     gc.collect()
 
