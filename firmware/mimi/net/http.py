@@ -273,9 +273,8 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
     `body` is bytes or a list of bytes pieces (written one by one, never joined); a piece with chunks() (a file
     on flash) is written chunk by chunk, its len() counted in the Content-Length. Limits: connect (+ TLS
     handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
-    after it, `deadline_s` for the whole exchange including the body read later from the Response.
-    In small-board mode an https exchange holds the one TLS session until the Response is closed
-    (net/tls_gate.py: `give_way` for a standing one, `wait=False` raises NotSent at once when it is taken)."""
+    after it, `deadline_s` for the whole exchange including the body read later from the Response. Small-board
+    mode: https holds the one TLS session until the Response closes (net/tls_gate.py: give_way, wait)."""
     tls_on, host, port, path = split_url(url)
     if tls_on and not ntp.synced():  # a 2000-01-01 clock makes every certificate look invalid
         raise HTTPError(ntp.NOT_SET_TEXT.format(host))
@@ -305,6 +304,8 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
             raise NotSent(str(exc))
         if isinstance(exc, (OSError, ValueError)):
             raise _connect_error(exc, host, port)
+        if isinstance(exc, MemoryError):  # the context or the handshake found no room: worth a later try
+            raise NotSent("cannot reach {}:{} (not enough memory to connect)".format(host, port))
         raise
     response = Response(reader, writer, host, first_byte_s or read_timeout, deadline_ms, deadline_s)
     response.held = held
