@@ -4,7 +4,7 @@ from mimi import board
 from mimi.config import Config
 from mimi.llm import server_tools
 from mimi.net import tls
-from support import raises
+from support import raises, remove_tree, tempdir
 
 
 def _config(setting=None):
@@ -72,8 +72,8 @@ def test_server_search_is_off_by_default_on_a_small_board_unless_chosen():
 def test_the_ca_certificates_of_the_host_reached_only():
     assert tls.roots_of("api.telegram.org") == ["godaddy_root_g2"]
     assert tls.roots_of("api.anthropic.com") == ["gts_root_r1", "gts_root_r4"]
-    assert tls.roots_of("example.org") is None  # not named: every certificate, for that connection only
     tls.configure(["firmware/certs", "/nonexistent-owner-certs"])
+    assert tls.roots_of("example.org") is None  # not named: every certificate, for that connection only
     try:
         shipped = list(tls._der_files(tls.roots_of("api.telegram.org")))
         assert shipped == ["firmware/certs/godaddy_root_g2.der"]
@@ -92,3 +92,21 @@ def test_a_host_refusing_its_named_roots_gets_every_certificate_after():
         tls._widened[:] = []
         _roomy()
     assert tls.widen("api.anthropic.com") is False  # a roomy board's one context holds them all already
+
+
+def test_a_host_not_named_tries_the_owners_certificates_alone_first():
+    owner = tempdir("certs")
+    with open(owner + "/my_ca.der", "wb") as f:
+        f.write(b"0")
+    tls.configure(["firmware/certs", owner])
+    try:
+        board.choose(_config(), heap=300 * 1024)
+        assert tls.roots_of("nas.local") == []  # a server of the owner's: their CA, not the 11 shipped
+        assert list(tls._der_files([])) == [owner + "/my_ca.der"]
+        assert tls.widen("nas.local") is True  # refused: a public site after all
+        assert tls.roots_of("nas.local") is None and len(list(tls._der_files())) == 12
+    finally:
+        tls._widened[:] = []
+        tls.configure([])
+        remove_tree(owner)
+        _roomy()

@@ -9,10 +9,13 @@ _context = [None]
 _cert_dirs = []
 # Small-board mode: the shipped roots behind the hosts a board reaches all day ("host root root...", one a
 # line: Telegram's chain ends at Go Daddy's G2 root, Anthropic's at Google Trust Services' R1 (RSA) or R4
-# (ECDSA)); the owner's own certificates are always added. A host not named, or refused with its roots
-# (widen(): a host changed its CA), gets every certificate, still only for as long as that connection lives.
+# (ECDSA)); the owner's own certificates are always added. A host not named tries the owner's certificates
+# alone first (what they were added for: a server of their own), when there are any. A host refused with
+# these (widen(): it changed its CA, or it is a public site) gets every certificate from then on, still only
+# for as long as each connection lives.
 _HOST_ROOTS = "\napi.telegram.org godaddy_root_g2\napi.anthropic.com gts_root_r1 gts_root_r4\n"
-_widened = []  # hosts refused with their named roots: every certificate from then on
+_widened = []  # hosts refused with their named roots: every certificate from then on (the latest few)
+_WIDENED_MAX = 8
 
 
 def configure(cert_dirs):
@@ -22,8 +25,8 @@ def configure(cert_dirs):
 
 
 def _der_files(roots=None):
-    """Every *.der path; with `roots` (file stems), only those from the shipped folder (the first) and
-    every one of the owner's."""
+    """Every *.der path; with `roots` (file stems, or [] for none), only those from the shipped folder (the
+    first) and every one of the owner's."""
     for index, folder in enumerate(_cert_dirs):
         try:
             names = sorted(os.listdir(folder))
@@ -35,17 +38,28 @@ def _der_files(roots=None):
 
 
 def roots_of(host):
-    """The shipped roots named for host in small-board mode, or None (every certificate)."""
-    at = _HOST_ROOTS.find("\n" + host + " ")
-    if at < 0 or host in _widened:
+    """The shipped roots named for host in small-board mode ([]: none, the owner's alone), or None (every
+    certificate)."""
+    if host in _widened:
         return None
-    return _HOST_ROOTS[at + len(host) + 2:_HOST_ROOTS.find("\n", at + 1)].split()
+    at = _HOST_ROOTS.find("\n" + host + " ")
+    if at >= 0:
+        return _HOST_ROOTS[at + len(host) + 2:_HOST_ROOTS.find("\n", at + 1)].split()
+    return [] if _owner_has_any() else None
+
+
+def _owner_has_any():
+    for _ in _der_files([]):
+        return True
+    return False
 
 
 def widen(host):
-    """host refused the certificate of its named roots: True when every certificate is worth a try."""
+    """host refused the certificates it was given: True when every certificate is worth a try."""
     if not board.small() or roots_of(host) is None:
         return False
+    if len(_widened) >= _WIDENED_MAX:
+        _widened.pop(0)
     _widened.append(host)
     print("TLS: {} is not signed by the roots named for it; trying every CA certificate".format(host))
     return True
