@@ -54,6 +54,9 @@ class App:
             self.config.override(ns, key, value)
         if board.follow(self.config):  # the heap as it is at boot, before anything else takes from it
             print("board: small-board mode ({})".format(board.describe()))
+            from mimi.net.tls_gate import gate
+
+            gate.prepare()
         self.flash = Flash(data_root)
         created = self.flash.seed()
         if created:

@@ -26,8 +26,7 @@ class Gate:
         wait=False: Busy rather than waiting behind a call (only a standing long poll is cut for it)."""
         if not board.small():
             return False
-        if self._lock is None:
-            self._lock = asyncio.Lock()
+        self.prepare()
         if self._lock.locked():
             if not wait and (self._give_way is None or self._queued):
                 raise Busy("the board's one TLS session is in use")
@@ -43,6 +42,12 @@ class Gate:
             self._queued -= 1
         self._give_way = give_way
         return True
+
+    def prepare(self):
+        """Make the lock now (at boot in the mode): MicroPython's asyncio imports Lock's module at its first
+        use, which a first session under memory pressure could not afford."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
 
     def cut_standing(self):
         """Tell a standing holder (a long poll) to give way now; it takes its turn again after."""
