@@ -63,7 +63,8 @@ bench: venv
 	$(BIN)/python -m bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 # ---- Soak: 1000 turns, 10 Telegram chats + 4 WebSocket clients, seeded faults (RELIABILITY.md) ----
-# Writes bench/soak_results.json; SOAK_QUICK=1 for 40 turns; SOAK_SEED, SOAK_RATE, SOAK_HEAP (1024K), SOAK_TURNS.
+# Writes bench/soak_results.json; SOAK_QUICK=1 for 40 turns; SOAK_SEED, SOAK_RATE, SOAK_HEAP (1024K), SOAK_TURNS;
+# SOAK_FORM=romfs: the ROMFS form over TLS in small-board mode at the bench's smallest heap + 15 % (RELIABILITY.md).
 .PHONY: soak
 
 soak: venv

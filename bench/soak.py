@@ -45,7 +45,8 @@ SLOW_S = 5.0 if QUICK else 50.0  # a slow getUpdates: past the client's read tim
 STALL_S = 1.0 if QUICK else 3.0  # Claude's mid-stream silence
 SETTLE_S = 2  # after the drain, for a late duplicate to show
 FIRST_USER = 5001
-OUT = os.path.join(ROOT, "bench", "soak_quick_results.json" if QUICK else "soak_results.json")
+OUT = os.path.join(ROOT, "bench", "soak_{}{}results.json".format("quick_" if QUICK else "",
+                                                                "romfs_" if RUNTIME == "romfs" else ""))
 
 
 def shares(turns):
