@@ -22,7 +22,7 @@ from mimi.gateway.server import Gateway
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
 from mimi.llm.claude import Claude
-from mimi.net import tls
+from mimi.net import tls, tls_gate
 from mimi.net.wifi import WiFi
 from mimi.safety import audit, breaker, budget, policy  # [safety]
 from mimi.platform import const
@@ -52,11 +52,8 @@ class App:
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
-        if board.follow(self.config):  # the heap as it is at boot, before anything else takes from it
+        if board.follow(self.config, tls_gate.gate.prepare):  # the heap at boot, before anything takes from it
             print("board: small-board mode ({})".format(board.describe()))
-            from mimi.net.tls_gate import gate
-
-            gate.prepare()
         self.flash = Flash(data_root)
         created = self.flash.seed()
         if created:

@@ -40,15 +40,19 @@ def choose(config, heap=None):
     return _state[0]
 
 
-def follow(config):
-    """Choose now and again after every change of system.small_board (config_set applies at once): small()."""
+def follow(config, when_small=None):
+    """Choose now and again after every change of system.small_board (config_set applies at once): small().
+    when_small() runs each time the mode is chosen on (at boot, or switched on later)."""
 
     def changed(ns, key):
-        if ns == NS and key == KEY:
-            choose(config)
+        if ns == NS and key == KEY and choose(config) and when_small:
+            when_small()
 
     config.subscribe(changed)
-    return choose(config)
+    small_now = choose(config)
+    if small_now and when_small:
+        when_small()
+    return small_now
 
 
 def describe():

@@ -155,3 +155,16 @@ def test_a_call_that_comes_while_a_standing_session_waits_its_turn_goes_first():
     finally:
         _mode(False)
     assert log == ["summary in", "summary out", "poll in"]
+
+
+def test_the_lock_is_made_when_the_mode_is_chosen_not_at_the_first_session():
+    esp32.set_flash_dir(None)
+    cfg, gate = Config(), Gate()
+    try:
+        board.follow(cfg, gate.prepare)
+        assert gate._lock is None  # a roomy board never makes it
+        cfg.set("system", "small_board", "on")  # config_set: MicroPython's asyncio imports Lock's module now
+        assert gate._lock is not None
+    finally:
+        cfg.set("system", "small_board", "auto")
+        _mode(False)
