@@ -22,7 +22,7 @@ from mimi.gateway.server import Gateway
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
 from mimi.llm.claude import Claude
-from mimi.net import tls, tls_gate
+from mimi.net import tls
 from mimi.net.wifi import WiFi
 from mimi.safety import audit, breaker, budget, policy  # [safety]
 from mimi.platform import const
@@ -52,7 +52,7 @@ class App:
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
-        if board.follow(self.config, tls_gate.gate.prepare):  # the heap at boot, before anything takes from it
+        if board.follow(self.config, _prepare_gate):  # the heap at boot, before anything takes from it
             print("board: small-board mode ({})".format(board.describe()))
         self.flash = Flash(data_root)
         created = self.flash.seed()
@@ -199,3 +199,11 @@ def _let_go_parts(app):
 
     mcp.setup(app)
     voice.setup(app)
+
+
+def _prepare_gate():
+    """Small-board mode chosen (at boot or by config_set): its one TLS session's lock made now (net/tls_gate.py),
+    not under memory pressure at the first session."""
+    from mimi.net.tls_gate import gate
+
+    gate.prepare()

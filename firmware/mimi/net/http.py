@@ -1,10 +1,9 @@
 # A small streaming HTTP/1.1 client on asyncio streams: TLS verified, bounded lines, every wait timed out.
 import asyncio
 
-from mimi import platform, utf8
+from mimi import board, platform, utf8
 from mimi.net import connect, ntp, tls
 from mimi.net.http_send import Batch
-from mimi.net.tls_gate import gate
 from mimi.platform import const
 
 # Every wait of an exchange has a limit; none can hold the event loop's other tasks, and none is endless.
@@ -251,7 +250,14 @@ class Response:
         finally:
             if self.held:
                 self.held = False
-                gate.release()
+                _gate().release()
+
+
+def _gate():
+    """Small-board mode's one TLS session (net/tls_gate.py), loaded with the mode: a roomy board never holds it."""
+    from mimi.net.tls_gate import gate
+
+    return gate
 
 
 async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOUT_S, first_byte_s=None,
@@ -289,7 +295,7 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
     for piece in pieces():
         length += len(piece)
     try:
-        held = tls_on and await gate.take(give_way, wait)
+        held = tls_on and board.small() and await _gate().take(give_way, wait)
     except OSError as exc:  # tls_gate.Busy
         raise SessionBusy(str(exc))
     deadline_ms = platform.ticks_add(platform.ticks_ms(), int(deadline_s * 1000))
@@ -299,7 +305,7 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
         reader, writer = await _timed(connecting, min(limit, deadline_s), "connecting to " + host)
     except BaseException as exc:
         if held:
-            gate.release()
+            _gate().release()
         if isinstance(exc, HTTPError):
             raise NotSent(str(exc))
         if isinstance(exc, (OSError, ValueError)):
