@@ -219,62 +219,15 @@ def _blank(value):
     return isinstance(value, str) and not value.strip()
 
 
-def _whole_number(value):
-    """int from an int or decimal text, else None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    digits = text[1:] if text.startswith("-") else text
-    if not digits or not _all_digits(digits):
-        return None
-    return int(text)
-
-
-def _all_digits(text):
-    for ch in text:
-        if ch not in "0123456789":
-            return False
-    return True
-
-
 def _validate(ns, key, at, value):
-    """The value to store (int or str), or a ValueError/TypeError that never quotes a secret."""
-    kind = _field(at, 0)
-    name = ns + "." + key
-    if kind == INT:
-        low, high = int(_field(at, 3)), int(_field(at, 4))
-        number = _whole_number(value)
-        if number is None:
-            raise ValueError("{} must be a whole number from {} to {}".format(name, low, high))
-        if not low <= number <= high:
-            raise ValueError("{} must be from {} to {}, not {}".format(name, low, high, number))
-        return number
-    if not isinstance(value, str):
-        raise TypeError("{} must be text".format(name))
-    value = value.strip()
-    if len(value.encode()) > VALUE_MAX:
-        raise ValueError("{} is too long: at most {} bytes".format(name, VALUE_MAX))
-    for ch in value:
-        if ord(ch) < 32 or ord(ch) == 127:
-            raise ValueError("{} must be one line without control characters".format(name))
-    words = _field(at, 3)
-    if words and value.lower() not in words.split("|"):
-        last = words.rfind("|")
-        raise ValueError("{} must be {} or {}, not '{}'".format(name, words[:last].replace("|", ", "),
-                                                               words[last + 1:], value))
-    value = value.lower() if words else value
-    if kind == URL and value and not (value.startswith("https://") or value.startswith("http://")):
-        raise ValueError("{} must start with https:// or http://".format(name))
-    if kind == IDS and value:
-        ids = [part.strip() for part in value.split(",")]
-        for part in ids:
-            if not part or not _all_digits(part):
-                raise ValueError("{} must be user ids separated by commas, like 12345,67890"
-                                 .format(name))
-        value = ",".join(ids)
-    return value
+    """The value to store (int or str), or a ValueError/TypeError that never quotes a secret: the row's kind,
+    range or words checked by config_check.py (loaded when a setting is set, and let go after)."""
+    from mimi import config_check
+
+    try:
+        return config_check.checked(ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX)
+    finally:
+        platform.unload("mimi.config_check")
 
 
 class Config:

@@ -1,0 +1,60 @@
+# Checking a value for a setting (config.py's table row: its kind, range or words), loaded when a setting is set
+# or overridden, not at boot. The kinds are the table's own words.
+_INT, _URL, _IDS = "int", "url", "ids"
+
+
+def _whole_number(value):
+    """int from an int or decimal text, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    digits = text[1:] if text.startswith("-") else text
+    if not digits or not _all_digits(digits):
+        return None
+    return int(text)
+
+
+def _all_digits(text):
+    for ch in text:
+        if ch not in "0123456789":
+            return False
+    return True
+
+
+def checked(name, kind, low, high, value, limit):
+    """The value to store for the setting `name` (int or str), or a ValueError/TypeError that never quotes a
+    secret. kind: the table's int, text, url or ids; low and high: an int's range, or a text's words ('a|b')."""
+    if kind == _INT:
+        low, high = int(low), int(high)
+        number = _whole_number(value)
+        if number is None:
+            raise ValueError("{} must be a whole number from {} to {}".format(name, low, high))
+        if not low <= number <= high:
+            raise ValueError("{} must be from {} to {}, not {}".format(name, low, high, number))
+        return number
+    if not isinstance(value, str):
+        raise TypeError("{} must be text".format(name))
+    value = value.strip()
+    if len(value.encode()) > limit:
+        raise ValueError("{} is too long: at most {} bytes".format(name, limit))
+    for ch in value:
+        if ord(ch) < 32 or ord(ch) == 127:
+            raise ValueError("{} must be one line without control characters".format(name))
+    words = low
+    if words and value.lower() not in words.split("|"):
+        last = words.rfind("|")
+        raise ValueError("{} must be {} or {}, not '{}'".format(name, words[:last].replace("|", ", "),
+                                                               words[last + 1:], value))
+    value = value.lower() if words else value
+    if kind == _URL and value and not (value.startswith("https://") or value.startswith("http://")):
+        raise ValueError("{} must start with https:// or http://".format(name))
+    if kind == _IDS and value:
+        ids = [part.strip() for part in value.split(",")]
+        for part in ids:
+            if not part or not _all_digits(part):
+                raise ValueError("{} must be user ids separated by commas, like 12345,67890"
+                                 .format(name))
+        value = ",".join(ids)
+    return value
