@@ -11,6 +11,7 @@ from host_sim.telegram_wire import (
     GATEWAY_ERRORS, cut_response, error_body, gateway_page, gateway_response, json_response,
     read_args, success_body, truncated_response)
 from host_sim.telegram_faults import TERMINATED, ScriptedFaults
+from host_sim.telegram_media import VoiceUpdates, set_caption
 from host_sim.telegram_files import Files
 from host_sim.telegram_world import CANONICAL, METHODS, World
 
@@ -19,7 +20,7 @@ _KEEP = object()
 
 
 
-class FakeTelegram(ScriptedFaults, BackgroundServer):
+class FakeTelegram(ScriptedFaults, VoiceUpdates, BackgroundServer):
     """The Bot API on a local port: inject users' updates, read `calls`, script faults (telegram_faults.py)."""
 
     name = "fake-telegram"
@@ -71,7 +72,7 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
             message = self._world._incoming(user_id, chat_id, None, "A")
             message["photo"] = self.files.photo_sizes(sizes)
             if caption is not None:
-                _caption(message, caption)
+                set_caption(message, caption)
             return self._world.add_update("message", message)
         return self._inject(build)
 
@@ -84,34 +85,7 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
             message["document"] = {"file_name": file_name, "mime_type": mime_type, "file_id": entry["file_id"],
                                    "file_unique_id": entry["file_unique_id"], "file_size": len(data)}
             if caption is not None:
-                _caption(message, caption)
-            return self._world.add_update("message", message)
-        return self._inject(build)
-
-    def voice_message(self, user_id, data, duration, caption=None, chat_id=None):
-        """A voice note (Ogg/Opus bytes) as Telegram delivers it; returns the update_id."""
-        def build():
-            message = self._world._incoming(user_id, chat_id, None, "A")
-            entry = self.files.add(data, "voice", "oga")
-            message["voice"] = {"file_id": entry["file_id"], "file_unique_id": entry["file_unique_id"],
-                                "duration": duration, "mime_type": "audio/ogg", "file_size": len(data)}
-            if caption is not None:
-                _caption(message, caption)
-            update_id = self._world.add_update("message", message)
-            self.message_ids[update_id] = message["message_id"]
-            return update_id
-        return self._inject(build)
-
-    def audio_message(self, user_id, data, file_name, mime_type, duration, caption=None, chat_id=None):
-        """A music/audio file (sent as audio, not as a voice note); returns the update_id."""
-        def build():
-            message = self._world._incoming(user_id, chat_id, None, "A")
-            entry = self.files.add(data, "music", file_name.rsplit(".", 1)[-1] if "." in file_name else "mp3")
-            message["audio"] = {"file_id": entry["file_id"], "file_unique_id": entry["file_unique_id"],
-                                "duration": duration, "file_name": file_name, "mime_type": mime_type,
-                                "file_size": len(data)}
-            if caption is not None:
-                _caption(message, caption)
+                set_caption(message, caption)
             return self._world.add_update("message", message)
         return self._inject(build)
 
@@ -344,15 +318,6 @@ class FakeTelegram(ScriptedFaults, BackgroundServer):
         self._finish(record, exc.code, body)
         return json_response(exc.code, body)
 
-
-def _caption(message, caption):
-    """A caption with the entities Telegram finds in it (mentions, commands), as caption_entities."""
-    from host_sim.telegram_world import _entities
-
-    message["caption"] = caption
-    entities = _entities(caption)
-    if entities:
-        message["caption_entities"] = entities
 
 
 def main(argv=None):

@@ -2,6 +2,7 @@
 import re
 import time
 
+from host_sim.telegram_media import CAPTIONED, MEDIA, Uploads
 from host_sim.telegram_params import (
     CHAT_ACTIONS, ApiError, bad_request, formatted, reply_markup)
 
@@ -19,33 +20,6 @@ UPDATE_TYPES = (
 # What an empty or never-given allowed_updates means: everything but these.
 NOT_BY_DEFAULT = ("chat_member", "message_reaction", "message_reaction_count")
 DRAFT_MODES = ("ok", "not_found", "bad_request")
-CAPTIONED = ("photo", "video", "document", "audio", "voice", "animation")
-CAPTION_MAX = 1024  # characters of a caption after entity parsing
-VOICE_UPLOAD_MAX = 50 * 1024 * 1024  # bots may upload files up to 50 MB
-
-
-def _file(n, **extra):
-    extra.update(file_id="BQACAgIAAx{}".format(n), file_unique_id="AgAD{}".format(n))
-    return extra
-
-
-MEDIA = {
-    "photo": lambda n: [_file(n, width=90, height=90, file_size=1500),
-                        _file(n + 1, width=800, height=800, file_size=64000)],
-    "sticker": lambda n: _file(n, type="regular", width=512, height=512, is_animated=False,
-                               is_video=False, emoji="\U0001F44D"),
-    "voice": lambda n: _file(n, duration=2, mime_type="audio/ogg", file_size=5200),
-    "audio": lambda n: _file(n, duration=30, mime_type="audio/mpeg", file_size=480000),
-    "video": lambda n: _file(n, width=640, height=360, duration=3, file_size=300000),
-    "video_note": lambda n: _file(n, length=240, duration=4, file_size=90000),
-    "animation": lambda n: _file(n, width=320, height=240, duration=2, file_size=80000),
-    "document": lambda n: _file(n, file_name="notes.pdf", mime_type="application/pdf",
-                                file_size=20000),
-    "location": lambda n: {"latitude": 52.52, "longitude": 13.405},
-    "contact": lambda n: {"phone_number": "+15550100", "first_name": "B"},
-}
-
-
 def _chat_object(chat_id, title=None, user=None):
     if chat_id > 0:
         chat = {"id": chat_id, "type": "private", "first_name": (user or {}).get(
@@ -57,7 +31,7 @@ def _chat_object(chat_id, title=None, user=None):
     return {"id": chat_id, "type": kind, "title": title or "Group {}".format(-chat_id)}
 
 
-class World:
+class World(Uploads):
     """Telegram as seen by one bot. Not thread-safe: FakeTelegram calls it under its lock."""
 
     def __init__(self, token, drafts="ok", update_ttl=UPDATE_TTL_SECONDS, flood=None):
@@ -123,7 +97,7 @@ class World:
             replied.pop("reply_to_message", None)  # the API nests one level only
         message = self._incoming(user_id, chat_id, username, first_name)
         message["text"] = text
-        entities = _entities(text)
+        entities = found_entities(text)
         if entities:
             message["entities"] = entities
         if replied is not None:
@@ -250,63 +224,6 @@ class World:
         stored.update(raw=args.text("text"), parse_mode=args.text("parse_mode") or None)
         return dict(message), None
 
-    def send_voice(self, args):
-        """sendVoice: an uploaded Ogg/Opus file shows as a voice note (another format as a document), with an
-        optional caption (0-1024 characters after entity parsing) and reply_parameters."""
-        chat = self.chat(args)
-        upload = args.args.get("voice")
-        if upload is None or isinstance(upload, str) and not upload:
-            raise bad_request("there is no voice in the request")
-        if isinstance(upload, str):
-            raise bad_request("wrong remote file identifier specified: Wrong string length")
-        if not upload.data:
-            raise bad_request("file must be non-empty")
-        if len(upload.data) > VOICE_UPLOAD_MAX:
-            raise ApiError(413, "Request Entity Too Large")
-        caption, entities = formatted(args, "caption", allow_empty=True)
-        if len(caption) > CAPTION_MAX:
-            raise bad_request("message caption is too long")
-        replied = self._replied(chat, args)
-        if self.flood:
-            self.flood.check(chat["chat"]["id"])
-        message_id = chat["next_message_id"]
-        chat["next_message_id"] += 1
-        message = {"message_id": message_id, "from": dict(self.bot), "chat": dict(chat["chat"]),
-                   "date": int(time.time())}
-        self._files += 1
-        media = _file(self._files, file_size=len(upload.data))
-        if upload.data.startswith(b"OggS"):
-            message["voice"] = dict(media, duration=args.integer("duration"), mime_type="audio/ogg")
-        else:
-            message["document"] = dict(media, file_name=upload.filename or "file",
-                                       mime_type=upload.content_type or "application/octet-stream")
-        if caption:
-            message["caption"] = caption
-            if entities:
-                message["caption_entities"] = entities
-        if replied is not None:
-            message["reply_to_message"] = replied
-        chat["messages"][message_id] = {"message": message, "from_bot": True, "raw": args.text("caption"),
-                                        "parse_mode": args.text("parse_mode") or None, "data": upload.data}
-        return dict(message), None
-
-    def _replied(self, chat, args):
-        """The message reply_parameters names (None when there is none to name, or it is gone and
-        allow_sending_without_reply says go on)."""
-        params = args.json("reply_parameters", "can't parse reply parameters JSON object")
-        if params is None:
-            return None
-        if not isinstance(params, dict) or not isinstance(params.get("message_id"), int):
-            raise bad_request("can't parse reply parameters JSON object")
-        stored = chat["messages"].get(params["message_id"])
-        if stored is None:
-            if params.get("allow_sending_without_reply"):
-                return None
-            raise bad_request("message to be replied not found")
-        replied = dict(stored["message"])
-        replied.pop("reply_to_message", None)
-        return replied
-
     def send_message_draft(self, args):
         if self.drafts_mode == "not_found":
             raise ApiError(404, "Not Found: method not found")
@@ -371,7 +288,7 @@ def _utf16_len(text):
     return len(text.encode("utf-16-le")) // 2
 
 
-def _entities(text):
+def found_entities(text):
     """The entities Telegram finds by itself in plain text: a leading /command, @mentions.
     Offsets and lengths count UTF-16 code units, as in the Bot API."""
     found = []

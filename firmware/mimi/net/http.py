@@ -3,6 +3,7 @@ import asyncio
 
 from mimi import board, platform, utf8
 from mimi.net import connect, ntp, tls
+from mimi.net.connect import split_url  # noqa: F401  (http.split_url for its users)
 from mimi.net.http_send import Batch
 from mimi.platform import const
 
@@ -37,28 +38,6 @@ class NotSent(HTTPError):
 
 class SessionBusy(NotSent):
     """Small-board mode: the one TLS session is in use and the caller chose not to wait (wait=False)."""
-
-
-def split_url(url):
-    """'https://host:port/path?q' -> (is_tls, host, port, '/path?q')."""
-    if url.startswith("https://"):
-        tls_on, rest, port = True, url[8:], 443
-    elif url.startswith("http://"):
-        tls_on, rest, port = False, url[7:], 80
-    else:
-        raise ValueError("URL must start with http:// or https://: {}".format(url))
-    slash = rest.find("/")
-    hostport, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
-    host = hostport
-    if ":" in hostport:
-        host, port_text = hostport.rsplit(":", 1)
-        try:
-            port = int(port_text)
-        except ValueError:
-            raise ValueError("bad port in URL: {}".format(url))
-    if not host:
-        raise ValueError("no host in URL: {}".format(url))
-    return tls_on, host, port, path
 
 
 async def _timed(awaitable, seconds, what):
@@ -253,10 +232,8 @@ class Response:
                 _gate().release()
 
 
-def _gate():
-    """Small-board mode's one TLS session (net/tls_gate.py), loaded with the mode: a roomy board never holds it."""
+def _gate():  # small-board mode's one TLS session (net/tls_gate.py): a roomy board never loads it
     from mimi.net.tls_gate import gate
-
     return gate
 
 
