@@ -82,8 +82,15 @@ for path in previous:
         stale.append(path)
 dirs = [d for d in DIRS if kind(d) == "dir"]
 mpy = getattr(sys.implementation, "_mpy", 0) & 0xFF
-print("{marker}" + json.dumps({{"hashes": hashes, "dirs": dirs, "stale": stale,
-                               "path": sys.path, "mpy": mpy}}))
+# One line, written a hash at a time: the whole answer as one str would ask the board for a 20 KB hole.
+write = sys.stdout.write
+write("{marker}" + '{{"hashes": {{')
+sep = ""
+for path in hashes:
+    write(sep + json.dumps(path) + ": " + json.dumps(hashes[path]))
+    sep = ", "
+write("}}, " + '"dirs": ' + json.dumps(dirs) + ', "stale": ' + json.dumps(stale) + ', "path": '
+      + json.dumps(sys.path) + ', "mpy": ' + str(mpy) + "}}\\n")
 """
 
 
