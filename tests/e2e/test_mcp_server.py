@@ -21,8 +21,8 @@ CLIENT = "e2e-client"  # the clientInfo name: the calls' chat in the audit log, 
 ERAS = ("handshake", "stateless")
 # The ROMFS form at the core scenarios' heap (tests/runtimes.py) and a step more: this scenario also holds the
 # gateway's web server (microdot and the routes: 17 KB on the unix port) and an MCP session (the server's code,
-# the session, the tools called: 17 KB; make bench, mcp_session_heap), then runs a turn of the agent (ask): the
-# core's heap + 32K.
+# the session, the tools called: 17 KB; make bench, mcp_session_heap), then runs a turn of the agent (ask): it
+# passed at 800K, the core's heap.
 ROMFS_MCP_MP_HEAP = os.environ.get("MIMI_ROMFS_MCP_MP_HEAP", "800K")
 RUNTIMES_WITH_ROMFS = dict(RUNTIMES, romfs=romfs_runtime(ROMFS_MCP_MP_HEAP))
 MEMORY_LINE = "The owner's greenhouse door code is kept in the blue notebook."

@@ -6,6 +6,7 @@ from mimi.bus.message import Message
 from mimi.bus.queue import Queue
 from mimi.channels.commands import SECRET_COMMANDS, Commands
 from mimi.channels.line_editor import CANCEL, LineEditor
+from mimi.health import memory_errors
 from mimi.platform import const
 
 PROMPT = "mimi> "
@@ -139,7 +140,13 @@ class Console:
             if not byte:
                 platform.console_write("\n(console input closed; the firmware keeps running)\n")
                 return
-            text = self.editor.feed(byte[0])
+            try:
+                text = self.editor.feed(byte[0])
+            except MemoryError as exc:  # the typed line is lost, the console lives (health/memory_errors.py)
+                memory_errors.short("console", exc)
+                self.editor.feed(CANCEL)  # as Ctrl-C: the editor starts a fresh line
+                platform.console_write("\n(out of memory: the line was dropped; type it again)\n" + PROMPT)
+                continue
             if text is None:
                 continue
             if text == CANCEL:
