@@ -1,8 +1,8 @@
 # Runs unit test modules under the MicroPython unix port: every test_* function, like pytest does.
 # Usage: micropython tests/unit/mp_run.py test_module [test_module ...]   (from the repository root)
-import sys
-
+import gc
 import os
+import sys
 
 for _p in ("host_sim/standins", "firmware", "tests/unit"):
     sys.path.insert(0, _p)
@@ -19,6 +19,7 @@ for name in sys.argv[1:]:
         fn = getattr(module, attr)
         if not attr.startswith("test_") or not callable(fn):
             continue
+        gc.collect()  # each test starts on a collected heap, as it would alone
         try:
             fn()
             passed += 1

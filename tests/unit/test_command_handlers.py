@@ -9,6 +9,12 @@ from test_structure import _firmware_root, _modules
 def test_every_console_command_names_a_handler_that_exists():
     from mimi.app import App
 
+    # The layers' command tables are found before the App is booted: the unit heap is small.
+    tables = []
+    for module, path in sorted(_modules(_firmware_root()).items()):
+        with open(path) as f:
+            tables += [(module, line.split(" ")[0]) for line in f if line.startswith("COMMANDS = (") or
+                       line.startswith("_COMMANDS = (")]
     esp32.set_flash_dir(None)
     top = tempdir("handlers")
     try:
@@ -16,12 +22,8 @@ def test_every_console_command_names_a_handler_that_exists():
         commands = app.console.commands
         # Every layer's command lines, those added at boot and those a layer adds when it is made later.
         texts = [text for text, _ in commands.texts]
-        for module, path in sorted(_modules(_firmware_root()).items()):
-            with open(path) as f:
-                names = [line.split(" ")[0] for line in f if line.startswith("COMMANDS = (") or
-                         line.startswith("_COMMANDS = (")]
-            for name in names:
-                texts.append(getattr(__import__(module, None, None, ["_"]), name))
+        for module, name in tables:
+            texts.append(getattr(__import__(module, None, None, ["_"]), name))
         checked = []
         for text in texts:
             commands.add_lines(text)

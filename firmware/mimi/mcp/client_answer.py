@@ -99,7 +99,8 @@ class Answer:
             data = await self._more()
             if data is None:
                 return b"".join(pieces)
-            pieces.append(data)
+            if data:  # a piece wholly inside a cut string leaves nothing to keep
+                pieces.append(data)
             if self.size > ANSWER_MAX:
                 raise Down("its answer is larger than {} KB".format(ANSWER_MAX // 1024))
 
