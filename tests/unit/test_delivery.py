@@ -302,3 +302,34 @@ def test_a_board_without_a_bot_token_loads_the_allowlist_code_at_the_first_tg_co
             assert imported("mimi.telegram.live") and channel._live is not None  # the poller starts with it
     finally:
         remove_tree(top)
+
+
+def test_a_held_back_draft_keeps_only_its_tail_of_a_long_reply():
+    # 2000 pieces arrive while the preview waits (as behind a 429 or a slow send): the stream keeps about the
+    # draft's tail of them, never the whole reply, and the draft then shows that newest tail after an ellipsis.
+    import asyncio
+
+    from mimi.telegram.sender import DRAFT_TAIL
+
+    api = ScriptedAPI()
+    sender = _sender(api)
+    pieces = ["piece{:04d} ".format(i) for i in range(2000)]  # 22000 characters
+
+    async def main():
+        await sender.start(42)
+        await asyncio.sleep(0.05)  # the preview task has sent "typing" and waits for text
+        for piece in pieces:
+            await sender.delta(42, piece)
+        held = sum(len(p) for p in sender._streams[42].parts)
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            if any(c[0] == "sendMessageDraft" for c in api.calls):
+                break
+        await sender.stop(42)
+        return held
+
+    held = run(main())
+    assert DRAFT_TAIL <= held <= DRAFT_TAIL + len(pieces[0])
+    drafts = [text for method, text in api.calls if method == "sendMessageDraft"]
+    assert drafts and drafts[0].startswith("\u2026") and drafts[0].endswith("piece1999 ")
+    assert len(drafts[0]) <= DRAFT_TAIL + 1 and "piece1700" in drafts[0] and "piece1600" not in drafts[0]

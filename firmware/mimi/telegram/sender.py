@@ -36,7 +36,8 @@ class _Stream:
     """One reply being streamed into one chat."""
 
     def __init__(self, draft_id):
-        self.parts = []
+        self.parts = []  # the reply's newest pieces, about DRAFT_TAIL characters: the draft's text
+        self.size = 0  # characters in parts
         self.draft_id = draft_id
         self.changed = asyncio.Event()
         self.finished = False
@@ -75,7 +76,14 @@ class Sender:
         stream = self._streams.get(chat_id)
         if stream is not None:
             stream.status = ""
-            stream.parts.append(text)
+            parts = stream.parts
+            parts.append(text)
+            stream.size += len(text)
+            # Pieces older than the draft's tail are let go as they come: a preview held back (a 429, a slow
+            # send) joins no more than about DRAFT_TAIL characters, never the whole reply.
+            while len(parts) > 1 and stream.size - len(parts[0]) >= DRAFT_TAIL:
+                stream.size -= len(parts.pop(0))
+                stream.cut = True
             stream.changed.set()
 
     async def tool(self, chat_id, name):
@@ -121,7 +129,7 @@ class Sender:
             if len(text) > DRAFT_TAIL:  # the draft shows the newest part; keep no more than that
                 text = markup.tail(text, DRAFT_TAIL)
                 stream.cut = True
-            stream.parts = [text]
+            stream.parts, stream.size = [text], len(text)
             if stream.cut:
                 text = "\u2026" + text
             text += stream.status
