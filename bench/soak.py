@@ -64,7 +64,7 @@ class Soak:
     def __init__(self, work):
         self.work = work
         self.flash, self.image = os.path.join(work, "flash"), os.path.join(work, "flash.img")
-        tls = soak_chip.prepare(self.image, FLASH_SIZE)  # SOAK_FORM=romfs: both fakes on https
+        tls = soak_chip.prepare(self.image, FLASH_SIZE, self.flash)  # SOAK_FORM=romfs: both fakes on https
         self.claude = FakeAnthropic(api_key=API_KEY, ssl_context=tls)
         self.tg = FakeTelegram(token=TG_TOKEN, ssl_context=tls)
         # Telegram faults are drawn at Telegram turns only: drawn at the WebSocket clients' quick
@@ -97,8 +97,6 @@ class Soak:
 
     def provision(self):
         self.firmware.command("set_tg_token " + TG_TOKEN, COMMAND_S)
-        for line in soak_chip.setup_commands():
-            self.firmware.command(line, COMMAND_S)
         self.firmware.unlimit(COMMAND_S)
         for user in range(FIRST_USER, FIRST_USER + TG_CHATS):
             self.firmware.command("tg_allow {}".format(user), COMMAND_S)
@@ -134,7 +132,7 @@ class Soak:
             if match:
                 self.heap_last = int(match.group(2))
                 self.ledger.heap_sample(at, self.heap_last)
-        except (RuntimeError, TimeoutError) as exc:
+        except (RuntimeError, TimeoutError, OSError) as exc:  # OSError: the process ended meanwhile (watch())
             print("soak: heap sample failed: {}".format(str(exc)[:200]))
         await asyncio.to_thread(self.ledger.flash_sample, at, self.image)
 

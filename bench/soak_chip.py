@@ -1,5 +1,6 @@
 # The soak at the chip's heap (issue 25): SOAK_FORM=romfs runs the ROMFS form over TLS (both fakes on https, the
 # test CA on the flash image) in small-board mode, at the smallest heap the bench found plus 15 %.
+import base64
 import json
 import math
 import os
@@ -38,11 +39,16 @@ def heap():
         found["kb"], found["kb_firmware"])
 
 
-def prepare(image_path, image_size):
-    """Before the first boot: the ROMFS image built; with TLS a throwaway CA made, its certificate put on a fresh
-    flash image (data/certs/test_ca.der) and its server context returned (else None)."""
+def prepare(image_path, image_size, flash_dir):
+    """Before the first boot: the ROMFS image built; small-board mode set in NVS (as a board without PSRAM
+    chooses it at boot: the mode's boot work runs, board_names.py); with TLS a throwaway CA made, its
+    certificate put on a fresh flash image (data/certs/test_ca.der) and its server context returned (else None)."""
     if FORM == "romfs":
         build_romfs()
+    if SMALL_BOARD:
+        os.makedirs(flash_dir, exist_ok=True)
+        with open(os.path.join(flash_dir, "nvs.json"), "w") as f:  # the esp32 stand-in's NVS
+            json.dump({"system": {"small_board": ["blob", base64.b64encode(b"on").decode()]}}, f)
     if not TLS:
         return None
     from tests.certs import make_test_ca, server_context
@@ -53,11 +59,6 @@ def prepare(image_path, image_size):
     with open(paths["ca.der"], "rb") as f:
         lfs_flash.put_files(image_path, lfs_flash.parse_size(image_size), {"data/certs/test_ca.der": f.read()})
     return server_context(paths)
-
-
-def setup_commands():
-    """Console commands after the token: small-board mode on when the soak runs in it."""
-    return ["config_set system.small_board on"] if SMALL_BOARD else []
 
 
 def resets_and_memory_errors(output):

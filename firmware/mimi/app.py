@@ -52,7 +52,8 @@ class App:
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
-        if board.follow(self.config, _prepare_gate):  # the heap at boot, before anything takes from it
+        self.booted = False
+        if board.follow(self.config, self._small_board_on):  # the heap at boot, before anything takes from it
             print("board: small-board mode ({})".format(board.describe()))
         self.flash = Flash(data_root)
         created = self.flash.seed()
@@ -103,6 +104,9 @@ class App:
         from mimi.tools.loading import boot
 
         boot(self.registry, tools_dir)
+        self.booted = True
+        if board.small():
+            _intern_names()
 
     def __getattr__(self, name):  # only for attributes not set yet: a part's first read makes it (parts.py)
         if name not in _PARTS:
@@ -110,6 +114,12 @@ class App:
         from mimi import parts
 
         return parts.made(self, name)
+
+    def _small_board_on(self):
+        """Small-board mode chosen: its TLS lock made now; once booted (config_set), the names interned too."""
+        _prepare_gate()
+        if self.booted:
+            _intern_names()
 
     def start_late(self, service):
         """Run a network service made after boot began, once: with the others, or at once when they already
@@ -199,6 +209,15 @@ def _let_go_parts(app):
 
     mcp.setup(app)
     voice.setup(app)
+
+
+def _intern_names():
+    """Every module's names (qstrs) interned while the heap is whole, not hours later (board_names.py)."""
+    from mimi import board_names
+
+    done = board_names.intern_all()
+    if done:
+        print("board: the names of {} modules interned".format(done))
 
 
 def _prepare_gate():

@@ -29,6 +29,11 @@ def short(name, exc=None):
         return memory_notice.tell(_owner, name, exc)
     except MemoryError:
         print(_BARE_LINE)
+        if exc is not None:  # where it was raised, for the maintainer: printing it allocates nothing large
+            try:
+                platform.print_exception(exc)
+            except MemoryError:
+                pass
         return False
 
 

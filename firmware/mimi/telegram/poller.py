@@ -16,6 +16,7 @@ BACKOFF_MAX_S = const(60)
 CONFLICT_WAIT_S = const(10)
 QUESTION_POLL_S = const(2)  # between polls while a turn waits for a button (Telegram answers those at once)
 EARLY_MAX = const(16)  # button presses handled ahead of a message left for later
+SHORT_TRIES = const(3)  # polls an update is taken again after a MemoryError cut its handling, before giving up
 _STATE_NS = "tg_state"
 _OFFSET_KEY = "offset"
 
@@ -43,6 +44,7 @@ class Poller:
         self._next_offset = self.offset  # where the batch being answered ends
         self._pending = []  # update ids handed to the agent and not yet answered
         self._early = []  # update ids handled ahead of an earlier one left for later
+        self._short = [None, 0]  # the update a MemoryError cut, and how many times
         self._changed = asyncio.Event()  # the batch is answered, or a question opened
         self._wake = asyncio.Event()
         self.polls = 0
@@ -186,8 +188,8 @@ class Poller:
             return
         for update in updates:
             update_id = self._fresh(update)
-            if update_id is not None:
-                await self._hand_over(update, update_id, True)
+            if update_id is not None and not await self._hand_over(update, update_id, True):
+                return  # left unconfirmed, with those after it: the next poll brings them again
 
     async def _route_meanwhile(self, updates):
         """Route what arrives while a question waits: button presses at once, messages while there is room."""
@@ -205,12 +207,28 @@ class Poller:
                 if len(self._early) >= EARLY_MAX:
                     continue
                 self._early.append(update_id)
-            await self._hand_over(update, update_id, not held_back)
+            if not await self._hand_over(update, update_id, not held_back):
+                return
 
     async def _hand_over(self, update, update_id, in_order):
+        """Hand one update over; False when a MemoryError cut it short and it is left to come again."""
         self._pending.append(update_id)
         try:
             done = await self.handle_update(update)
+        except MemoryError as exc:  # nothing was queued yet (the hand-over to the agent is its last step)
+            from mimi.health import memory_errors
+
+            memory_errors.short("telegram", exc)
+            tries = self._short[1] + 1 if self._short[0] == update_id else 1
+            self._short[:] = [update_id, tries]
+            if tries < SHORT_TRIES:
+                self._pending.remove(update_id)
+                if update_id in self._early:
+                    self._early.remove(update_id)
+                await asyncio.sleep(memory_errors.AGAIN_S)
+                return False
+            print("Telegram: update {} given up after {} MemoryErrors".format(update_id, tries))
+            done = True
         except Exception as exc:  # one bad update never stops polling
             print("Telegram: could not handle update {}: {}".format(update_id, exc))
             done = True
@@ -218,6 +236,7 @@ class Poller:
             self.answered(update_id)
         if in_order and update_id + 1 > self._next_offset:
             self._next_offset = update_id + 1
+        return True
 
     def _hold(self):
         # While a question waits: confirm only what lies below the oldest unanswered update.

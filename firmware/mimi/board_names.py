@@ -1,0 +1,78 @@
+# Small-board mode: the names (qstrs) of every firmware module interned at boot, while the heap is whole.
+#
+# MicroPython keeps each name a loaded module uses in qstr pools that never shrink. A new pool is twice the size
+# of the last and must be one block: the pool after ~1,280 names is 2,560 entries, about 18 KB on the chip and
+# 28 KB on the 64-bit unix port. Modules loaded lazily (a console command, MCP, the web chat, an error's text)
+# would add that pool hours after boot, on a heap cut into small holes, where no block that size is left: from
+# then on every import of a module with a new name fails ("memory allocation failed, allocating 2560 bytes":
+# the pool's entries) and no turn is answered until a reset. Importing each module once at boot and letting it
+# go makes the pools then; the modules' objects are garbage again, their names stay. A frozen build keeps its
+# names in flash and has no folder to list: nothing is done.
+import gc
+import os
+import sys
+
+_FOLDER = 0x4000  # stat mode bit of a folder
+_COLLECT_EVERY = 8  # modules imported between collections: the heap's peak stays one module's closure
+
+
+def _modules(folder, dotted):
+    """Every module's dotted name under folder (.mpy or .py files), packages' own modules included."""
+    for name in sorted(os.listdir(folder)):
+        path = folder + "/" + name
+        if os.stat(path)[0] & _FOLDER:
+            yield from _modules(path, dotted + "." + name)
+        elif name.endswith(".mpy") or name.endswith(".py"):
+            stem = name.rsplit(".", 1)[0]
+            if stem != "__init__":
+                yield dotted + "." + stem
+
+
+def _let_go(name):
+    """A module imported here, out of sys.modules and its package again: its next import makes it anew."""
+    module = sys.modules.pop(name, None)
+    parent, _, child = name.rpartition(".")
+    package = sys.modules.get(parent)
+    if module is not None and package is not None and getattr(package, child, None) is module:
+        try:
+            delattr(package, child)
+        except (AttributeError, TypeError):
+            pass
+
+
+def intern_all(package="mimi"):
+    """Import every module of the package not loaded yet, then let it go. The number of modules imported, or
+    None where there is nothing to do (CPython has no qstrs; a frozen package no folder)."""
+    if sys.implementation.name != "micropython":
+        return None
+    root = sys.modules[package].__file__.replace("\\", "/").rsplit("/", 1)[0]
+    try:
+        names = [name for name in _modules(root, package) if name not in sys.modules]
+    except OSError:
+        return None
+    done = 0
+    for name in names:
+        if name in sys.modules:  # a module imported meanwhile by one before it, and kept
+            continue
+        loaded = list(sys.modules)
+        try:
+            __import__(name)
+            done += 1
+        except MemoryError:  # no block for the next pool even now: the heap is too small for every feature
+            _let_new_go(loaded)
+            gc.collect()
+            print("board: no memory to intern the names of every module ({} of {} done): a heap this small cannot "
+                  "load every feature later".format(done, len(names)))
+            return None
+        except Exception:  # noqa: BLE001  a module this port cannot load: the names read before it stay
+            pass
+        _let_new_go(loaded)
+        if done % _COLLECT_EVERY == 0:
+            gc.collect()
+    gc.collect()
+    return done
+
+
+def _let_new_go(loaded):
+    for new in [n for n in sys.modules if n not in loaded]:
+        _let_go(new)

@@ -1,0 +1,34 @@
+# Small-board mode's boot interns every firmware module's names (board_names.py): each module not loaded yet is
+# imported once and let go, so sys.modules and the packages are as before, and a later import makes it anew.
+import sys
+
+import mimi.storage
+from mimi import board_names
+
+
+def test_every_module_is_imported_once_and_let_go():
+    lazy = "mimi.storage.history_pieces"  # loaded by a turn, not by the imports above
+    sys.modules.pop(lazy, None)
+    if hasattr(mimi.storage, "history_pieces"):
+        delattr(mimi.storage, "history_pieces")
+    before = sorted(sys.modules)
+    done = board_names.intern_all("mimi.storage")  # one package: the unit heap compiles sources
+    if sys.implementation.name != "micropython":
+        assert done is None  # CPython has no qstr pools: nothing to do
+        return
+    assert done is not None and done > 8  # every module of the package not loaded yet, none short of memory
+    assert sorted(sys.modules) == before and not hasattr(mimi.storage, "history_pieces")
+    from mimi.storage.history_pieces import HistoryPieces  # made anew, and whole
+
+    assert HistoryPieces.is_json is True
+
+
+def test_a_package_without_a_folder_has_nothing_to_intern():
+    class Frozen:
+        __file__ = ".frozen/mimi/__init__.py"
+
+    sys.modules["frozen_pkg_for_test"] = Frozen()
+    try:
+        assert board_names.intern_all("frozen_pkg_for_test") is None
+    finally:
+        del sys.modules["frozen_pkg_for_test"]
