@@ -52,7 +52,7 @@ class App:
         self.config = Config()
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
-        self.booted = False
+        self.booted = self.names_interned = False
         if board.follow(self.config, self._small_board_on):  # the heap at boot, before anything takes from it
             print("board: small-board mode ({})".format(board.describe()))
         self.flash = Flash(data_root)
@@ -106,7 +106,7 @@ class App:
         boot(self.registry, tools_dir)
         self.booted = True
         if board.small():
-            _intern_names()
+            _intern_names(self)
 
     def __getattr__(self, name):  # only for attributes not set yet: a part's first read makes it (parts.py)
         if name not in _PARTS:
@@ -118,8 +118,8 @@ class App:
     def _small_board_on(self):
         """Small-board mode chosen: its TLS lock made now; once booted (config_set), the names interned too."""
         _prepare_gate()
-        if self.booted:
-            _intern_names()
+        if self.booted and not self.names_interned:
+            _intern_names(self)
 
     def start_late(self, service):
         """Run a network service made after boot began, once: with the others, or at once when they already
@@ -211,10 +211,11 @@ def _let_go_parts(app):
     voice.setup(app)
 
 
-def _intern_names():
-    """Every module's names (qstrs) interned while the heap is whole, not hours later (board_names.py)."""
+def _intern_names(app):
+    """Every module's names (qstrs) interned while the heap is whole, not hours later (board_names.py): once."""
     from mimi import board_names
 
+    app.names_interned = True
     done = board_names.intern_all()
     if done:
         print("board: the names of {} modules interned".format(done))

@@ -40,12 +40,16 @@ def _let_go(name):
             pass
 
 
-def intern_all(package="mimi"):
+def intern_all(package="mimi", sources=False):
     """Import every module of the package not loaded yet, then let it go. The number of modules imported, or
-    None where there is nothing to do (CPython has no qstrs; a frozen package no folder)."""
+    None where there is nothing to do (CPython has no qstrs; a frozen package no folder) or nothing worth it:
+    a package run from its sources (the laptop's form; each import would compile a module) unless `sources`."""
     if sys.implementation.name != "micropython":
         return None
-    root = sys.modules[package].__file__.replace("\\", "/").rsplit("/", 1)[0]
+    path = sys.modules[package].__file__.replace("\\", "/")
+    if path.endswith(".py") and not sources:
+        return None
+    root = path.rsplit("/", 1)[0]
     try:
         names = [name for name in _modules(root, package) if name not in sys.modules]
     except OSError:

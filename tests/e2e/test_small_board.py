@@ -1,4 +1,7 @@
 # Small-board mode end to end: Telegram and Claude over TLS taking turns at one session, at the small heap.
+import base64
+import json
+import re
 import shutil
 import threading
 import time
@@ -62,7 +65,14 @@ def small_bot(boot, flash, tls_fake, tls_tg):
     certs = flash / "data" / "certs"
     certs.mkdir(parents=True)
     shutil.copy(paths["ca.der"], certs / "test_ca.der")
+    # The mode set before the first boot, as a board without PSRAM chooses it at boot (the laptop's heap holds
+    # the images too, so `auto` would not): the host's NVS, as the chip's would hold it.
+    (flash / "nvs.json").write_text(json.dumps({"system": {"small_board": ["blob", base64.b64encode(b"on").decode()]}}))
     dev = boot("--telegram-api", tls_tg.url, api=fake.url)
+    assert "board: small-board mode" in dev.output  # at boot, before `ready`
+    if "--romfs" in dev.cmd:  # compiled code: every module's names interned at boot, while the heap is whole
+        assert re.search(r"board: the names of \d+ modules interned", dev.output), dev.output[-2000:]
+        assert "no memory to intern" not in dev.output
     out = dev.command("config_set system.small_board on")
     assert "system.small_board = on (saved; in effect now)" in out
     for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER)):

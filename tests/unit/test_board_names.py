@@ -12,7 +12,7 @@ def test_every_module_is_imported_once_and_let_go():
     if hasattr(mimi.storage, "history_pieces"):
         delattr(mimi.storage, "history_pieces")
     before = sorted(sys.modules)
-    done = board_names.intern_all("mimi.storage")  # one package: the unit heap compiles sources
+    done = board_names.intern_all("mimi.storage", sources=True)  # one package: the unit heap compiles sources
     if sys.implementation.name != "micropython":
         assert done is None  # CPython has no qstr pools: nothing to do
         return
@@ -23,9 +23,15 @@ def test_every_module_is_imported_once_and_let_go():
     assert HistoryPieces.is_json is True
 
 
+def test_sources_are_not_interned_unless_asked():
+    before = sorted(sys.modules)
+    assert board_names.intern_all("mimi.storage") is None  # the unit tests run the sources: nothing imported
+    assert sorted(sys.modules) == before
+
+
 def test_a_package_without_a_folder_has_nothing_to_intern():
     class Frozen:
-        __file__ = ".frozen/mimi/__init__.py"
+        __file__ = ".frozen/mimi/__init__.mpy"  # no folder to list there
 
     sys.modules["frozen_pkg_for_test"] = Frozen()
     try:
