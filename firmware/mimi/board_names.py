@@ -58,7 +58,7 @@ def intern_all(package="mimi", sources=False):
     for name in names:
         if name in sys.modules:  # a module imported meanwhile by one before it, and kept
             continue
-        loaded = list(sys.modules)
+        loaded = set(sys.modules)  # looked up for every loaded module after each import: a set, not a list
         try:
             __import__(name)
             done += 1
