@@ -12,7 +12,8 @@ import gc
 import os
 import sys
 
-_FOLDER = 0x4000  # stat mode bit of a folder
+from mimi.storage.files import is_dir
+
 _COLLECT_EVERY = 8  # modules imported between collections: the heap's peak stays one module's closure
 
 
@@ -20,7 +21,7 @@ def _modules(folder, dotted):
     """Every module's dotted name under folder (.mpy or .py files), packages' own modules included."""
     for name in sorted(os.listdir(folder)):
         path = folder + "/" + name
-        if os.stat(path)[0] & _FOLDER:
+        if is_dir(path):
             yield from _modules(path, dotted + "." + name)
         elif name.endswith(".mpy") or name.endswith(".py"):
             stem = name.rsplit(".", 1)[0]

@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import board, platform
+from mimi.health import memory_errors
 from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError
 from mimi.platform import const
@@ -216,8 +217,6 @@ class Poller:
         try:
             done = await self.handle_update(update)
         except MemoryError as exc:  # nothing was queued yet (the hand-over to the agent is its last step)
-            from mimi.health import memory_errors
-
             memory_errors.short("telegram", exc)
             tries = self._short[1] + 1 if self._short[0] == update_id else 1
             self._short[:] = [update_id, tries]
