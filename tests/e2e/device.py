@@ -75,6 +75,11 @@ class Device:
         self.expect(r"ready: network up|no network yet", timeout)
         return self
 
+    def restart(self, timeout=30):
+        """Type restart and wait until the new boot has finished (services print their lines before ready)."""
+        self.command("restart")
+        return self.ready(timeout)
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.kill()

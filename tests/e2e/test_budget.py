@@ -43,8 +43,7 @@ def test_the_day_budget_warns_at_80_percent_stops_at_100_and_raising_it_lets_the
     assert "budget: 1150 of 1000 tokens today (115%); STOPPED" in usage
     assert "Claude calls this hour: 2 of 200" in usage
 
-    device.command("restart")  # the counts were written when 100% was crossed
-    device.ready()
+    device.restart()  # the counts were written when 100% was crossed
     assert "budget: 1150 of 1000 tokens today" in device.command("usage")
     assert "I've used today's token budget" in device.command("chat still there?", timeout=30)
     assert len(fake.requests) == 2

@@ -236,8 +236,7 @@ def test_the_server_list_survives_a_restart_and_its_tools_come_back_without_a_co
         dev = boot()
         dev.command("set_api_key " + API_KEY)
         _added(dev, sdk)
-        dev.command("restart")
-        dev.ready()
+        dev.restart()
         _wait_listed(dev, "3 tools")  # fetched by the client's task once the network is up
         fake.script(text("Still here."))
         dev.command("chat hello", timeout=30)
@@ -257,8 +256,7 @@ def test_https_with_the_verifying_tls_context_a_trusted_ca_and_an_unknown_one(bo
         certs = flash / "data" / "certs"
         certs.mkdir(exist_ok=True)
         shutil.copy(paths["ca.der"], certs / "test_ca.der")
-        dev.command("restart")  # the trusted certificates are read at boot
-        dev.ready()
+        dev.restart()  # the trusted certificates are read at boot
         assert "MCP server local updated (2026-07-28): 3 tools" in _added(dev, sdk)
     finally:
         sdk.stop()

@@ -403,8 +403,7 @@ def test_tls_with_the_test_ca_and_refused_without_it(boot, broker, flash):
     certs = flash / "data" / "certs"
     certs.mkdir(parents=True, exist_ok=True)
     shutil.copy(broker.certs["ca.der"], certs / "test_ca.der")
-    dev.command("restart")
-    dev.ready()
+    dev.restart()
     dev.command("mqtt_set localhost {}".format(broker.tls_port))
     dev.expect(r"mqtt: connected to localhost:\d+ as mimi/kitchen \(TLS\)", timeout=30)
 

@@ -83,8 +83,7 @@ def test_a_temperature_rule_fires_once_per_crossing_and_survives_a_restart_witho
         said.append([line for line in dev.output[mark:].split("\n") if line.startswith("notice:")])
     assert [len(s) for s in said] == [1, 0, 0, 1, 1]
     assert _pin5(dev) == 1 and len(fake.requests) == 0  # all of it without a single token
-    dev.command("restart")
-    dev.expect(r"ready: network up", timeout=30)
+    dev.restart()
     mark = len(dev.output)
     time.sleep(4)  # several readings, still at 29 C: it fired before the restart, so not again
     assert "notice: hot" not in dev.output[mark:]

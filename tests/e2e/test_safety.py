@@ -21,7 +21,7 @@ def test_the_fourth_identical_acting_call_is_refused_and_audit_tail_masks_secret
     folder = flash / "tools"
     folder.mkdir(parents=True)
     (folder / "tool_door.py").write_text(textwrap.dedent(DOOR))
-    device.command("restart")  # tools are discovered at boot
+    device.restart()  # tools are discovered at boot
     call = {"door": "front", "pin_password": SECRET}
     fake.script(*[tool_use("open_door", call) for _ in range(4)], text("The door keeps failing; I stopped."))
     assert "I stopped." in device.command("chat open the door", timeout=60)

@@ -111,7 +111,7 @@ def test_tools_of_one_round_run_concurrently(tools_dir, boot, fake):
 
 def test_a_failing_tool_reaches_the_model_as_an_error(tools_dir, device, fake):
     _write(tools_dir, "tool_sensor.py", FAILING)
-    device.command("restart")  # tools are discovered at boot
+    device.restart()  # tools are discovered at boot
     fake.script(tool_use("read_sensor", {}), text("The sensor seems to be offline."))
     assert "The sensor seems to be offline." in device.command("chat how warm is it?", timeout=30)
     (result,) = _last_user_blocks(fake.wait_requests(2)[1])
@@ -120,7 +120,7 @@ def test_a_failing_tool_reaches_the_model_as_an_error(tools_dir, device, fake):
 
 def test_ten_rounds_then_one_answer_without_tools(tools_dir, device, fake):
     _write(tools_dir, "tool_dice.py", DICE)
-    device.command("restart")
+    device.restart()
     fake.script(*[tool_use("roll_dice", {}) for _ in range(10)], text("I rolled ten times; enough."))
     assert "enough." in device.command("chat keep rolling", timeout=60)
     requests = fake.wait_requests(11)
@@ -132,7 +132,7 @@ def test_ten_rounds_then_one_answer_without_tools(tools_dir, device, fake):
 def test_tool_definitions_and_system_prompt_are_identical_across_turns(tools_dir, device, fake):
     _write(tools_dir, "tool_dice.py", DICE)
     _write(tools_dir, "tool_sensor.py", FAILING)
-    device.command("restart")
+    device.restart()
     fake.script(text("one"), text("two"))
     device.command("chat a")
     device.command("chat b")

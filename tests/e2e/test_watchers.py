@@ -80,8 +80,7 @@ def test_a_watcher_notifies_acts_within_its_cap_stays_silent_and_survives_a_rest
     assert '"value": 1' in dev.command("tool_exec gpio_read '{\"pin\": 5}'")  # the refused write did not happen
 
     # 5. A restart: the watcher comes back from watchers.json with its history, and still works.
-    dev.command("restart")
-    dev.expect(r"ready: network up", timeout=30)
+    dev.restart()
     listed = dev.command("watch_list")
     assert "soil  every 3600 s  adc:4  -> cli:console" in listed and "judged by " + WATCH_MODEL in listed
     assert "last: " in listed and "acted: gpio_write (not done)" in listed
