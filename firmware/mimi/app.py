@@ -25,7 +25,7 @@ from mimi.llm.claude import Claude
 from mimi.net import tls
 from mimi.net.wifi import WiFi
 from mimi.safety import audit, breaker, budget, policy  # [safety]
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import space
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
@@ -54,11 +54,11 @@ class App:
             self.config.override(ns, key, value)
         self.booted = self.names_interned = False
         if board.follow(self.config, self._small_board_on):  # the heap at boot, before anything takes from it
-            print("board: small-board mode ({})".format(board.describe()))
+            log("board: small-board mode ({})".format(board.describe()))
         self.flash = Flash(data_root)
         created = self.flash.seed()
         if created:
-            print("flash: first boot, wrote {}".format(", ".join(created)))
+            log("flash: first boot, wrote {}".format(", ".join(created)))
         tls.configure(list(cert_dirs) + [self.flash.certs_dir])
         self.bus = Bus()
         self.owner = Owner(self)  # notices for the owner: console and the owners' Telegram chats
@@ -160,7 +160,7 @@ class App:
             self.start(service)
         self.services_started = True  # a service made later (the first watcher) starts at once (start_late)
         await asyncio.sleep(SERVICE_SETTLE_S)  # let services open their ports and say so first
-        print("ready: network up, agent listening")
+        log("ready: network up, agent listening")
 
     async def _start_services_when_up(self):
         # The link may come up long after boot: the setup page, wifi_set, backoff retries.
@@ -168,7 +168,7 @@ class App:
         await self._start_services()
 
     async def main(self):
-        print("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
+        log("MimiClaw-Py {} starting; data on {}".format(VERSION, self.flash.root))
         self.tasks.append(asyncio.create_task(self.console.run()))  # works with no WiFi and no keys
         self.tasks.extend(self.health.start_core())  # agent (safe mode: a stand-in) and dispatcher, watched
         self.core_started = True
@@ -176,11 +176,11 @@ class App:
             self.start(service)  # what acts without the network (local rules) starts now, not with it
         gaps = self.missing()
         if gaps:
-            print("setup needed: " + "; ".join(gaps))
+            log("setup needed: " + "; ".join(gaps))
         if await self.wifi.connect():
             await self._start_services()
         else:
-            print("no network yet: the console works; configure WiFi with wifi_set")
+            log("no network yet: the console works; configure WiFi with wifi_set")
             self.tasks.append(asyncio.create_task(self._start_services_when_up()))
         seconds = 0
         while True:  # the main loop stays alive: a MemoryError here is told and survived, never a reset
@@ -218,7 +218,7 @@ def _intern_names(app):
     app.names_interned = True
     done = board_names.intern_all()
     if done:
-        print("board: the names of {} modules interned".format(done))
+        log("board: the names of {} modules interned".format(done))
 
 
 def _prepare_gate():

@@ -12,6 +12,7 @@ import gc
 import os
 import sys
 
+from mimi.platform import log
 from mimi.storage.files import is_dir
 
 _COLLECT_EVERY = 8  # modules imported between collections: the heap's peak stays one module's closure
@@ -66,7 +67,7 @@ def intern_all(package="mimi", sources=False):
         except MemoryError:  # no block for the next pool even now: the heap is too small for every feature
             _let_new_go(loaded)
             gc.collect()
-            print("board: no memory to intern the names of every module ({} of {} done): a heap this small cannot "
+            log("board: no memory to intern the names of every module ({} of {} done): a heap this small cannot "
                   "load every feature later".format(done, len(names)))
             return None
         except Exception:  # noqa: BLE001  a module this port cannot load: the names read before it stay

@@ -183,6 +183,21 @@ def console_write(text):
         flush()
 
 
+_log_line = print  # where log() lines go: the console's note() once the console is made (log_to)
+
+
+def log(line):
+    """One line of the firmware's own (a service's news, a warning) on the console: never inside a reply the
+    console is streaming (the console breaks the reply's line first; the reply goes on below)."""
+    _log_line(line)
+
+
+def log_to(note):
+    """The console (channels/console.py) takes the firmware's lines: note(line) shows one on a line of its own."""
+    global _log_line
+    _log_line = note
+
+
 async def console_reader():
     """An asyncio stream over the console's input; read(1) never blocks the loop."""
     import asyncio

@@ -1,8 +1,12 @@
 # The serial console as a new user types at it: prose verbatim, quoting, suggestions, history.
 import json
+import re
+
+from websockets.sync.client import connect
 
 from host_sim.fake_anthropic import text
 from tests.e2e.conftest import API_KEY
+from tests.e2e.device import PROMPT
 
 
 def _said(request):
@@ -53,3 +57,26 @@ def test_up_arrow_recalls_the_last_line_and_secrets_are_not_kept(device, fake):
     device.command("set_api_key " + API_KEY)
     device.command("\x1b[A\x7f\x7f\x7ftwo")  # Up recalls the chat line, never the key
     assert _said(fake.requests[-1]) == "say two"
+
+
+def test_a_services_line_never_lands_inside_a_streaming_reply(device, fake):
+    # A web client connects while the console's reply streams: the gateway's line gets a line of its own and
+    # the reply goes on below it, shown once.
+    port = device.cmd[device.cmd.index("--ws-port") + 1]
+    token = re.search(r"gateway token: (\S+)", device.command("ws_token")).group(1)
+    device.pos = 0
+    device.expect(r"gateway: web chat on http://\S+:{}/".format(port))
+    reply = "The sensor seems to be offline, or its cable is loose."
+    fake.script(text(reply, 4, 0.25))  # four characters every quarter second
+    start = len(device.output)
+    device.pos = start
+    device.send("chat how warm is it?")
+    device.expect(r"mimi: \S", timeout=20)  # the reply has begun
+    with connect("ws://127.0.0.1:{}/ws?token={}".format(port, token), open_timeout=10):
+        device.expect(r"gateway: client connected as ws_\d+", timeout=10)
+    device.expect(re.escape(PROMPT), timeout=30)
+    lines = device.output[start:].splitlines()
+    assert any(line.startswith("gateway: client connected as ws_") for line in lines)
+    assert not any("mimi:" in line and "gateway:" in line for line in lines)
+    shown = "".join(line[len("mimi: "):] for line in lines if line.startswith("mimi: "))
+    assert "".join(shown.split()) == "".join(reply.split())  # all of it, once, in order

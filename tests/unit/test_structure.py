@@ -1,5 +1,6 @@
-# The firmware's shape, kept: no import circle inside firmware/mimi and no private name used across files,
-# read from the source tree itself with a small import reader that works under MicroPython too (no ast there).
+# The firmware's shape, kept: no import circle inside firmware/mimi, no private name used across files, its console
+# lines through platform.log; read from the source tree itself with a small reader that works under MicroPython too
+# (no ast there).
 import os
 
 import mimi
@@ -154,3 +155,16 @@ def test_no_private_name_is_used_across_files():
                             found.append("{}:{} uses {}".format(module, number + 1, line[at:].split("(")[0].strip()))
                         at = line.find(alias + "._", at + 1)
     assert found == [], "private names used across files:\n" + "\n".join(found)
+
+
+def test_the_firmware_prints_its_lines_through_platform_log():
+    # A bare print lands inside a reply the console is streaming; platform.log gives the line a line of its own.
+    found = []
+    for module, path in sorted(_modules(_firmware_root()).items()):
+        if module == "mimi.platform":
+            continue
+        with open(path) as f:
+            for number, line in enumerate(f):
+                if line.lstrip().startswith("print(") and "# bare print:" not in line:
+                    found.append("{}:{}".format(module, number + 1))
+    assert found == [], "print instead of platform.log:\n" + "\n".join(found)

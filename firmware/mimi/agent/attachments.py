@@ -1,5 +1,5 @@
 # Photos and files sent to Claude: what is accepted, where it waits on flash, its content block, its trace.
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 INBOX = "files/inbox"  # under the data root: a received file waits here for its turn, then goes
@@ -143,4 +143,4 @@ def discard(message):
         try:
             files.remove(item["path"])
         except OSError as exc:
-            print("media: could not remove {}: {}".format(item["path"], exc))
+            log("media: could not remove {}: {}".format(item["path"], exc))

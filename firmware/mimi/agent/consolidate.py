@@ -10,7 +10,7 @@ import json
 
 from mimi import jsontext, platform
 from mimi.agent import summary_call
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files, session_read, space
 from mimi.storage.session_lines import SUFFIX, parse_message, record_at, spans_forward
 from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id, valid_lines
@@ -156,7 +156,7 @@ class Consolidator:
                 raise ValueError("incomplete")
             return journal
         except (ValueError, AttributeError):
-            print("consolidate: dropping an unreadable journal {}".format(path))
+            log("consolidate: dropping an unreadable journal {}".format(path))
             files.remove(path)
             return None
 
@@ -267,9 +267,9 @@ async def after_turn(app, agent, message, session):
 
             meta = message.meta if isinstance(message.meta, dict) else {}
             role = roles.of_turn(app.config, message.channel, meta, requesting_chat(message.channel, message.chat_id))
-            print("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
+            log("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
     except Exception as exc:  # consolidation must never cost the user anything
-        print("consolidate: failed: {}".format(exc))
+        log("consolidate: failed: {}".format(exc))
         platform.print_exception(exc)
     finally:
         _forget(app)

@@ -88,7 +88,7 @@ class Context:
         try:
             made = prompt_file.write(self.prompt_path, _blocks, _PREAMBLE, self._sources(dates))
         except OSError as exc:  # a full flash must not cost the turn
-            print("context: system prompt not saved to flash ({}); built in RAM".format(exc))
+            platform.log("context: system prompt not saved to flash ({}); built in RAM".format(exc))
         self._kept = (key, made)
         return made if made is not None else _blocks(self.sections(now))
 

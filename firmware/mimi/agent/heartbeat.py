@@ -3,7 +3,7 @@
 import asyncio
 
 from mimi.health import memory_errors
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 FILE_NAME = "HEARTBEAT.md"
@@ -42,11 +42,11 @@ class Heartbeat:
             if period and self.app.wifi.is_up():
                 try:
                     if await self.beat() < 0:
-                        print("heartbeat: skipped, the previous one is still being answered")
+                        log("heartbeat: skipped, the previous one is still being answered")
                 except MemoryError as exc:
                     memory_errors.short("heartbeat", exc)
                 except Exception as exc:  # a heartbeat failing must not stop the next one
-                    print("heartbeat: failed: {}".format(exc))
+                    log("heartbeat: failed: {}".format(exc))
 
     async def beat(self, on_reply=None):
         """Queue one heartbeat turn: the number of open items sent, 0 (no LLM call) when there

@@ -91,22 +91,22 @@ async def trigger(heartbeat):
 
     count = await beat(heartbeat, on_reply)
     if count < 0:
-        print("heartbeat: the previous one is still being answered")
+        platform.log("heartbeat: the previous one is still being answered")
         return
     if count == 0:
-        print("heartbeat: no open items in {} (no LLM call)".format(heartbeat.path))
+        platform.log("heartbeat: no open items in {} (no LLM call)".format(heartbeat.path))
         return
     target = owner_target(heartbeat.app)
-    print("heartbeat: checking {} open item(s)...".format(count))
+    platform.log("heartbeat: checking {} open item(s)...".format(count))
     try:
         await asyncio.wait_for(finished.wait(), TRIGGER_WAIT_S)
     except asyncio.TimeoutError:
-        print("heartbeat: no answer within {} s".format(TRIGGER_WAIT_S))
+        platform.log("heartbeat: no answer within {} s".format(TRIGGER_WAIT_S))
         return
     text, kind = outcome[0]
     if kind == "error":
-        print("heartbeat: failed: {}".format(text))
+        platform.log("heartbeat: failed: {}".format(text))
     elif is_heartbeat_ok(text):
-        print("heartbeat: nothing due ({}; nothing sent)".format(HEARTBEAT_OK))
+        platform.log("heartbeat: nothing due ({}; nothing sent)".format(HEARTBEAT_OK))
     else:
-        print("heartbeat: answer sent to {}:{}".format(target[0], target[1]))
+        platform.log("heartbeat: answer sent to {}:{}".format(target[0], target[1]))

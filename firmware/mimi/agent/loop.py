@@ -55,7 +55,7 @@ class Agent:
             try:
                 gate.spent(message, result)
             except Exception as exc:  # bookkeeping must never cost the user the reply
-                print("agent: gate bookkeeping failed: {}".format(exc))
+                platform.log("agent: gate bookkeeping failed: {}".format(exc))
 
     async def run(self):
         while True:
@@ -71,7 +71,7 @@ class Agent:
                     await self._reply(message, MEMORY_REPLY, "error")
                 except Exception as exc:  # one failing message never stops the loop
                     self.failures += 1
-                    print("agent: turn failed: {}".format(exc))
+                    platform.log("agent: turn failed: {}".format(exc))
                     platform.print_exception(exc)
                     await self._reply(message, "Sorry, something went wrong on the device: {}".format(exc), "error")
                 finally:
@@ -122,7 +122,7 @@ class Agent:
             try:
                 await hook(self, message, session)
             except Exception as exc:
-                print("agent: after-turn step failed: {}".format(exc))
+                platform.log("agent: after-turn step failed: {}".format(exc))
 
     def tools(self):
         """The request's tools: the registry's, with Claude's own web tools as the search mode says."""
@@ -151,7 +151,7 @@ class Agent:
             self.sessions.append(session[0], session[1], "user", said, now)
             self.sessions.append(session[0], session[1], "assistant", reply, platform.unix_time())
         except OSError as exc:  # a full flash must not cost the user the reply
-            print("agent: could not save the session ({}); the reply is still sent".format(exc))
+            platform.log("agent: could not save the session ({}); the reply is still sent".format(exc))
 
 
 class Exchange:
@@ -246,7 +246,7 @@ class Exchange:
         for call in calls:
             if self.channel is not None and hasattr(self.channel, "on_tool"):  # first: the console ends its line
                 await self.channel.on_tool(message.chat_id, call["name"])
-            print("agent: tool {} requested".format(call["name"]))
+            platform.log("agent: tool {} requested".format(call["name"]))
         agent.tool_calls += len(calls)
         outcomes = await asyncio.gather(*[agent.registry.execute(c["name"], c["input"], self.turn) for c in calls])
         blocks = []

@@ -1,5 +1,5 @@
 # Skills: <data>/skills/<name>.md how-to notes; the prompt lists them, the model reads one when needed.
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 FOLDER = "skills"
@@ -83,17 +83,17 @@ async def skill_list(app):
     flash = app.flash
     found = names(flash)
     if not found:
-        print("no skills yet: put <name>.md files in {}".format(folder(flash)))
+        log("no skills yet: put <name>.md files in {}".format(folder(flash)))
     for name in found:
-        print("  {}  {}".format(name, first_line(flash, name)))
+        log("  {}  {}".format(name, first_line(flash, name)))
 
 
 async def skill_show(app, name):
     path = path_of(app.flash, name)
     text = files.read_text(path, SHOW_MAX)
     if text is None:
-        print("error: no skill '{}' (see skill_list)".format(name))
+        log("error: no skill '{}' (see skill_list)".format(name))
         return
-    print(text)
+    log(text)
     if files.size(path) > SHOW_MAX:
-        print("[... cut at {} bytes]".format(SHOW_MAX))
+        log("[... cut at {} bytes]".format(SHOW_MAX))

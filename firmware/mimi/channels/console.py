@@ -13,6 +13,7 @@ PROMPT = "mimi> "
 LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
 REPLY_TIMEOUT_S = const(600)
+_show = platform.console_write  # the console itself (gateway/views.py swaps platform.console_write for a while)
 
 
 class Console:
@@ -23,7 +24,7 @@ class Console:
         self.commands = Commands(app, self)
         self._reply_done = asyncio.Event()
         self._streaming = False
-        self._broken_by_tool = False
+        self._line_broken = False
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, SECRET_COMMANDS,
                                  names=self.commands.names, prompt=PROMPT)  # Tab completes names
@@ -33,11 +34,11 @@ class Console:
     # -- the cli channel --
     async def on_start(self, chat_id):
         self._streaming = False
-        self._broken_by_tool = False  # text was shown, then a tool ran: send() must not repeat it
+        self._line_broken = False  # text shown, then a tool's or the firmware's line: send() must not repeat it
 
     async def on_delta(self, chat_id, text):
         if not self._streaming:
-            text = text.lstrip("\n")  # a round after a tool starts a fresh "mimi:" line
+            text = text.lstrip()  # a round after a tool, or the rest after a firmware line: a fresh "mimi:" line
             if not text:
                 return
             self._streaming = True
@@ -48,12 +49,15 @@ class Console:
         if self._streaming:  # the agent's "tool ... requested" line goes below the text so far
             platform.console_write("\n")
             self._streaming = False
-            self._broken_by_tool = True
+            self._line_broken = True
 
     def note(self, line):
-        """A line of its own, even while a reply is streaming (the reply goes on after it)."""
-        platform.console_write("{}{}\n".format("\n" if self._streaming else "", line))
-        self._streaming = False
+        """A line of its own, even while a reply is streaming (the reply goes on after it, on a "mimi:" line).
+        Straight to the console, also while a web view takes a command's output (gateway/views.py)."""
+        _show("{}{}\n".format("\n" if self._streaming else "", line))
+        if self._streaming:
+            self._streaming = False
+            self._line_broken = True
 
     async def send(self, message):
         meta = message.meta or {}
@@ -66,9 +70,9 @@ class Console:
             platform.console_write("error: {}\n".format(message.content))
         elif self._streaming:
             platform.console_write("\n")
-        elif not (self._broken_by_tool and meta.get("streamed")):
+        elif not (self._line_broken and meta.get("streamed")):
             platform.console_write("mimi: {}\n".format(message.content))
-        self._streaming = self._broken_by_tool = False
+        self._streaming = self._line_broken = False
         if "request" in meta:  # the agent's answer to a chat (not a send_message notice)
             self._reply_done.set()
 
@@ -124,10 +128,12 @@ class Console:
     # -- the line editor --
     async def run(self):
         self._reset = None
+        platform.log_to(self.note)  # the firmware's lines (platform.log) never land inside a streaming reply
         self._executor = asyncio.create_task(self._execute_lines(asyncio.current_task()))
         try:
             await self._edit_lines()
         except asyncio.CancelledError:
+            platform.log_to(print)  # this console ends (a reset): its lines go out plainly, it holds no app
             if self._reset is not None:
                 raise self._reset
             raise

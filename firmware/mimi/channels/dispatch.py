@@ -19,7 +19,7 @@ class Dispatcher:
                 channel = self.channels.get(message.channel)
                 if channel is None:
                     self.failed += 1
-                    print("dispatch: no channel '{}' for a reply to {}".format(message.channel, message.chat_id))
+                    platform.log("dispatch: no channel '{}' for a reply to {}".format(message.channel, message.chat_id))
                     continue
                 try:
                     await channel.send(message)
@@ -29,7 +29,8 @@ class Dispatcher:
                     memory_errors.short("dispatcher", exc)
                 except Exception as exc:
                     self.failed += 1
-                    print("dispatch: {} could not deliver to {}: {}".format(message.channel, message.chat_id, exc))
+                    platform.log("dispatch: {} could not deliver to {}: {}".format(
+                        message.channel, message.chat_id, exc))
                     platform.print_exception(exc)
             except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
                 memory_errors.short("dispatcher", exc)

@@ -1,6 +1,7 @@
 # Notices for the owner: always on the console, and to every Telegram owner when the bot can reach them.
 import asyncio
 
+from mimi import platform
 from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.safety import roles
@@ -20,11 +21,7 @@ class Owner:
 
     def tell(self, text, may_drop=False):
         text = str(text)[:NOTICE_MAX]
-        console = self.app.channels.get("cli")
-        if console is not None and hasattr(console, "note"):
-            console.note(PREFIX + text)  # never glued to a reply that is streaming on the console
-        else:
-            print(PREFIX + text)
+        platform.log(PREFIX + text)  # never glued to a reply that is streaming on the console
         self.told += 1
         if "telegram" not in self.app.channels:
             return
@@ -34,6 +31,6 @@ class Owner:
                 self.app.bus.outbound.put_nowait(message)
             except Exception:  # the outbound queue is full: deliver as soon as there is room
                 if may_drop:
-                    print(_DROPPED.format(user_id))
+                    platform.log(_DROPPED.format(user_id))
                     continue
                 asyncio.create_task(self.app.bus.outbound.put(message))

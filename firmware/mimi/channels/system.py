@@ -1,6 +1,6 @@
 # The `system` channel: turns started by the device itself (cron, heartbeat) answer in a real chat.
 from mimi.bus.message import Message
-from mimi.platform import const
+from mimi.platform import const, log
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 TARGET_CHANNELS = ("telegram", "websocket", "cli", "mqtt")  # where a system turn's answer may go
@@ -102,10 +102,10 @@ class SystemChannel:
                 self.silenced += 1
                 return
             if kind == "refused":  # a budget or rate stop: the owner has been told once; no repeats per job
-                print("{}: not run: {}".format(source, message.content))
+                log("{}: not run: {}".format(source, message.content))
                 return
             if kind == "error" and request.get("quiet_errors"):
-                print("{}: the turn failed: {}".format(source, message.content))
+                log("{}: the turn failed: {}".format(source, message.content))
                 return
             target = request.get("target") or decode_target(message.chat_id)
             await self._forward(target, message.content, kind, source)
@@ -117,7 +117,7 @@ class SystemChannel:
     async def _forward(self, target, text, kind, source):
         channel = self.app.channels.get(target[0])
         if channel is None or channel is self:
-            print("{}: no channel '{}' to deliver to {}".format(source, target[0], target[1]))
+            log("{}: no channel '{}' to deliver to {}".format(source, target[0], target[1]))
             return
         # Called from the dispatcher: deliver directly, since queueing on outbound could wait on ourselves.
         meta = {"kind": kind, "streamed": False, "request": {"source": source}}

@@ -56,7 +56,7 @@ class Cron:
             except MemoryError as exc:
                 memory_errors.short("cron", exc)
             except Exception as exc:  # a bad job or a full flash must not stop the timer
-                print("cron: check failed: {}".format(exc))
+                platform.log("cron: check failed: {}".format(exc))
                 platform.print_exception(exc)
 
     async def _nap(self):
@@ -77,12 +77,12 @@ class Cron:
         queued = 0
         for job in self.store.take_due(now):
             if self._still_running(job["id"]):
-                print("cron: job {} skipped: its previous run is still being answered".format(job["id"]))
+                platform.log("cron: job {} skipped: its previous run is still being answered".format(job["id"]))
                 continue
             try:
                 target = check_target(job["channel"], job["chat_id"])
             except ValueError as exc:
-                print("cron: job {} has a bad target: {}".format(job["id"], exc))
+                platform.log("cron: job {} has a bad target: {}".format(job["id"], exc))
                 continue
             await self.app.bus.inbound.put(self._turn(job, target))
             self.fired += 1
@@ -118,19 +118,19 @@ class Cron:
     async def cmd_list(self):
         jobs = self.jobs()
         if not jobs:
-            print("no cron jobs (the agent adds them with the cron_add tool)")
+            platform.log("no cron jobs (the agent adds them with the cron_add tool)")
         for job in jobs:
-            print("  " + describe(job))
+            platform.log("  " + describe(job))
         if not clock_is_set(platform.unix_time()):
-            print("note: the clock is not set, so no job runs yet")
+            platform.log("note: the clock is not set, so no job runs yet")
 
     async def cmd_remove(self, job_id):
         if not job_id.isdigit():
-            print("error: a job id is a number; see cron_list")
+            platform.log("error: a job id is a number; see cron_list")
             return
         try:
             job = self.remove(int(job_id))
         except CronError as exc:
-            print("error: {}".format(exc))
+            platform.log("error: {}".format(exc))
             return
-        print("removed cron job {}: {}".format(job["id"], job["message"]))
+        platform.log("removed cron job {}: {}".format(job["id"], job["message"]))

@@ -1,7 +1,7 @@
 # Cron jobs kept in <data>/cron.json: add, remove, and which jobs are due, with no burst after downtime.
 import json
 
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 from mimi.cron import FILE_MAX, FILE_NAME  # the boot part (cron/__init__.py) reads it too
 
@@ -56,7 +56,7 @@ class Store:
             jobs = [job for job in data.get("jobs", ()) if _valid_job(job)]
             self.next_id = max(int(data.get("next_id", 1)), 1)
         except (ValueError, TypeError, AttributeError) as exc:
-            print("cron: {} is unreadable ({}); starting with no jobs".format(self.path, exc))
+            log("cron: {} is unreadable ({}); starting with no jobs".format(self.path, exc))
             return
         jobs = jobs[:JOBS_MAX]
         for job in jobs:

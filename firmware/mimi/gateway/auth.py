@@ -3,7 +3,7 @@ import binascii
 import os
 
 from mimi.gateway import TOKEN_KEY, TOKEN_NS
-from mimi.platform import const
+from mimi.platform import const, log
 
 OFF = "off"  # stored as the token: none needed (blank means "not set": a new one is made)
 TOKEN_MIN = const(8)
@@ -37,7 +37,7 @@ def current(config):
     if not token:
         token = new_token()
         config.set(TOKEN_NS, TOKEN_KEY, token)
-        print("gateway: made a new access token; the console command ws_token shows it")
+        log("gateway: made a new access token; the console command ws_token shows it")
     return token
 
 

@@ -6,7 +6,7 @@ from mimi.bus.message import Message
 from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, auth, history, protocol
 from mimi.gateway.web import refuse
 from mimi.gateway.websocket import with_websocket
-from mimi.platform import const
+from mimi.platform import const, log
 
 SEND_TIMEOUT_S = const(10)  # a client that takes longer to accept a frame is hung up on
 
@@ -41,7 +41,7 @@ class Clients:
                                 "(the console command ws_token shows it)",
                                 'WWW-Authenticate: Bearer realm="mimi"')
         if self.admitted >= CLIENTS_MAX:
-            print("gateway: refused a client: {} are connected already".format(CLIENTS_MAX))
+            log("gateway: refused a client: {} are connected already".format(CLIENTS_MAX))
             return await refuse(request, "503 Service Unavailable",
                                 "too many clients (at most {}); try again later".format(
                                     CLIENTS_MAX), "Retry-After: 10")
@@ -58,7 +58,7 @@ class Clients:
     async def _session(self, request, ws):
         client = _Client(ws, self._new_chat_id())
         self.clients.append(client)
-        print("gateway: client connected as {} ({} of {})".format(
+        log("gateway: client connected as {} ({} of {})".format(
             client.chat_id, len(self.clients), CLIENTS_MAX))
         try:
             await self._deliver(client, protocol.hello(client.chat_id))
@@ -67,7 +67,7 @@ class Clients:
         finally:
             if client in self.clients:
                 self.clients.remove(client)
-            print("gateway: {} disconnected".format(client.chat_id))
+            log("gateway: {} disconnected".format(client.chat_id))
 
     async def _on_frame(self, client, data):
         try:
@@ -125,7 +125,7 @@ class Clients:
         try:
             frame = history.frame(self.app.sessions, CHANNEL, client.chat_id)
         except (OSError, ValueError) as exc:  # an unreadable file: the chat still works
-            print("gateway: could not read the history of {} ({})".format(client.chat_id, exc))
+            log("gateway: could not read the history of {} ({})".format(client.chat_id, exc))
             frame = protocol.error(client.chat_id, "The device could not read this chat's history.")
         await self._deliver(client, frame)
 
@@ -176,7 +176,7 @@ class Clients:
         else:
             frame = protocol.response(message.chat_id, message.content)
         if not await self._to_chat(message.chat_id, frame):
-            print(DROPPED.format(message.chat_id))
+            log(DROPPED.format(message.chat_id))
 
     def _clients_of(self, chat_id):
         return [client for client in self.clients if client.chat_id == chat_id]
@@ -194,7 +194,7 @@ class Clients:
                 await asyncio.wait_for(client.ws.send(frame), SEND_TIMEOUT_S)
             return True
         except Exception as exc:  # a gone or stuck client must never stall the agent
-            print("gateway: could not reach {} ({}); hanging up".format(
+            log("gateway: could not reach {} ({}); hanging up".format(
                 client.chat_id, type(exc).__name__))
             await self._hang_up(client)
             return False

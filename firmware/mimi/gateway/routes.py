@@ -7,7 +7,7 @@ import hashlib
 from microdot import Response
 
 from mimi.gateway.web import Web, refuse
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 PAGE_CHUNK = const(1024)  # the page is streamed from flash in pieces this big
@@ -92,7 +92,7 @@ class Routes(Web):
 
                 gateway.uploads = Uploads(gateway.app)
             except MemoryError:  # before anything was read: the client is told, nothing is half done
-                print("gateway: no memory to take an upload; refused it")
+                log("gateway: no memory to take an upload; refused it")
                 return Response('{"error": "' + _SHORT_OF_MEMORY + '"}', 503,
                                 {"Content-Type": "application/json"})
         return await gateway.uploads.receive(request)
@@ -105,7 +105,7 @@ class Routes(Web):
 
                 gateway.sessions = Clients(gateway)  # the `websocket` channel from now on
             except MemoryError:  # before the token check and the upgrade: a plain HTTP refusal
-                print("gateway: no memory to serve a WebSocket client; refused it")
+                log("gateway: no memory to serve a WebSocket client; refused it")
                 return await refuse(request, "503 Service Unavailable", _SHORT_OF_MEMORY,
                                     "Retry-After: 10")
         return await gateway.sessions.serve(request)
@@ -117,7 +117,7 @@ class Routes(Web):
 
                 self.mcp = Server(self.gateway.app)
             except MemoryError:  # nothing done yet: the client may try again
-                print("gateway: no memory to load the MCP server; refused a client")
+                log("gateway: no memory to load the MCP server; refused a client")
                 return Response('{"error": "' + _SHORT_OF_MEMORY + '"}', 503,
                                 {"Content-Type": "application/json", "Retry-After": "10"})
         return await self.mcp.serve(request)

@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi.gateway import CHANNEL, DROPPED, TOKEN_KEY, TOKEN_NS
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.health import memory_errors
 
 _RETRY_FIRST_S = const(2)
@@ -58,7 +58,7 @@ class Gateway:
 
                 self.web = Routes(self)
             except MemoryError:  # nothing read yet: the client sees the connection closed, nothing half done
-                print("gateway: no memory to load the web server; hung up on a client")
+                log("gateway: no memory to load the web server; hung up on a client")
                 writer.close()
                 return
         await self.web.serve(reader, writer)
@@ -70,7 +70,7 @@ class Gateway:
         return DENIED  # nobody there to ask
 
     async def send(self, message):
-        print(DROPPED.format(message.chat_id))
+        log(DROPPED.format(message.chat_id))
 
     # -- the service --
     async def run(self):
@@ -89,17 +89,17 @@ class Gateway:
 
                     backoff = backoff or Backoff(_RETRY_FIRST_S, _RETRY_MAX_S)
                     wait = backoff.next()
-                    print("gateway: cannot listen on port {} ({}); trying again in {} s".format(
+                    log("gateway: cannot listen on port {} ({}); trying again in {} s".format(
                         port, failed[0], wait))
                     await asyncio.sleep(wait)
                     continue
                 backoff = None
                 self.port = port
-                print("gateway: web chat on {} (ws_token shows the token)".format(self.address()))
+                log("gateway: web chat on {} (ws_token shows the token)".format(self.address()))
                 await task
                 self.port = None
                 if not self._restart:
-                    print("gateway: stopped")
+                    log("gateway: stopped")
                     return
             except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
                 memory_errors.short("gateway", exc)

@@ -7,7 +7,7 @@ from microdot import Response
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused
 from mimi.gateway import auth
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 PENDING_MAX = const(4)  # uploads waiting for their message; the oldest is dropped past this
@@ -77,7 +77,7 @@ class Uploads:
         self.pending.append((upload_id, item))
         while len(self.pending) > PENDING_MAX:
             files.remove(self.pending.pop(0)[1]["path"])
-        print("gateway: received {} ({} bytes) as {}".format(name, size, upload_id))
+        log("gateway: received {} ({} bytes) as {}".format(name, size, upload_id))
         return _answer(200, {"id": upload_id, "name": name, "kind": kind, "size": size})
 
     async def _store(self, request, path, size):

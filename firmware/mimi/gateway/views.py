@@ -6,7 +6,7 @@ import json
 
 from mimi import config, platform
 from mimi.gateway import TOKEN_KEY, TOKEN_NS
-from mimi.platform import const
+from mimi.platform import const, log
 
 FILE_SHOWN_MAX = const(16 * 1024)  # bytes of a memory file or skill sent to the page
 AUDIT_SHOWN = const(50)  # newest audit entries in the usage view
@@ -37,7 +37,7 @@ async def answer(app, kind, frame):
         name, value = _word(frame.get("name"), "name"), frame.get("value")
         if not isinstance(value, str) or "\n" in value or "\r" in value:
             raise ValueError("value must be one line of text")
-        print("gateway: the page changes {}".format(name))
+        log("gateway: the page changes {}".format(name))
         return _done(kind, None, await run_command(app, "config_set {} {}".format(name, value) if value.strip()
                                                    else "config_set {}".format(name)), name)
     if kind == "save":
@@ -158,7 +158,7 @@ def _save(app, name, content):
         files.write_atomic(path, data)
     except OSError as exc:
         return _done("save", False, "could not save {} ({})".format(name, exc), name)
-    print("gateway: the page saved {} ({} bytes)".format(name, len(data)))
+    log("gateway: the page saved {} ({} bytes)".format(name, len(data)))
     return _done("save", True, "saved {} ({} bytes)".format(name, len(data)), name)
 
 

@@ -41,7 +41,7 @@ class Web(Microdot):
                 Request.create(self, reader, writer, writer.get_extra_info("peername")),
                 REQUEST_TIMEOUT_S)
         except asyncio.TimeoutError:
-            print("gateway: a client sent no complete request within {} s; hung up".format(
+            platform.log("gateway: a client sent no complete request within {} s; hung up".format(
                 REQUEST_TIMEOUT_S))
             await _close_quietly(writer)
             return
@@ -49,7 +49,7 @@ class Web(Microdot):
             if exc.errno not in MUTED_SOCKET_ERRORS:
                 platform.print_exception(exc)
         except Exception as exc:  # a malformed request line or header: answered with 400 below
-            print("gateway: answered 400 to a malformed request ({})".format(_malformed(exc)))
+            platform.log("gateway: answered 400 to a malformed request ({})".format(_malformed(exc)))
         response = await self.dispatch_request(request)
         try:
             if response != Response.already_handled:

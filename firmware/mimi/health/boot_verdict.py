@@ -10,7 +10,7 @@ def give(health, up_s):
     health.healthy = True
     crashes.clear()
     valid = mark_valid()  # the OTA image is confirmed: no rollback at the next reset
-    print("health: healthy boot ({}); crash count cleared{}".format(
+    platform.log("health: healthy boot ({}); crash count cleared{}".format(
         "a turn completed" if health.app.agent.turns else "up {} s".format(up_s),
         ", firmware marked valid" if valid else ""))
     platform.unload(__name__)  # given once a boot

@@ -46,7 +46,7 @@ def decide():
     """At boot: count a watchdog reset as a crash, then choose normal or safe mode."""
     state["watchdog_reset"] = machine.reset_cause() == machine.WDT_RESET
     if state["watchdog_reset"]:
-        print("health: the watchdog reset the device (crash {} in a row)".format(record_crash()))
+        platform.log("health: the watchdog reset the device (crash {} in a row)".format(record_crash()))
     n = count()
     state["crashes"] = n
     state["safe_mode"] = n >= SAFE_MODE_AFTER
@@ -61,7 +61,7 @@ def guarded(start):
     try:
         start()
     except Exception as exc:  # SystemExit (a reset) and KeyboardInterrupt (to the REPL) pass through
-        print("crash: {}: {} (crash {} in a row soon after boot); restarting".format(
+        platform.log("crash: {}: {} (crash {} in a row soon after boot); restarting".format(
             exc.__class__.__name__, exc, record_crash()))
         platform.print_exception(exc)
         platform.reset()

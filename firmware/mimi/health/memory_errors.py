@@ -28,7 +28,7 @@ def short(name, exc=None):
 
         return memory_notice.tell(_owner, name, exc)
     except MemoryError:
-        print(_BARE_LINE)
+        print(_BARE_LINE)  # bare print: not platform.log, whose note formats (allocates) a line
         if exc is not None:  # where it was raised, for the maintainer: printing it allocates nothing large
             try:
                 platform.print_exception(exc)

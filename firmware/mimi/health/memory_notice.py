@@ -22,7 +22,7 @@ def tell(owner, name, exc):
     missed = seen[1] if seen is not None else 0
     told[name] = [now, 0]
     free = platform.heap_info()[0]
-    print("memory: MemoryError in the {} ({}); collected{}; carrying on".format(
+    platform.log("memory: MemoryError in the {} ({}); collected{}; carrying on".format(
         name, exc if exc is not None else "no details", "" if free is None else ", {} bytes free".format(free)))
     if owner is not None:
         owner.tell(NOTICE.format(name, _AGAIN.format(missed) if missed else ""), True)

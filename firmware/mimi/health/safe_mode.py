@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi.bus.message import Message
+from mimi.platform import log
 
 REPLY = ("The device is in safe mode after repeated crashes at startup: the agent is off. "
          "Fix the cause (console or gateway), then type restart.")
@@ -9,7 +10,7 @@ REPLY = ("The device is in safe mode after repeated crashes at startup: the agen
 
 def start(health):
     """Say that the board is in safe mode, and start the responder in the agent's place: its task."""
-    print("SAFE MODE: {} crashes in a row soon after boot; console and gateway only, no agent, "
+    log("SAFE MODE: {} crashes in a row soon after boot; console and gateway only, no agent, "
           "no Telegram. Fix the cause, then type restart.".format(health.crashes_at_boot))
     return asyncio.create_task(_respond(health.app.bus))
 

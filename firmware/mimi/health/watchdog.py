@@ -92,7 +92,7 @@ class Health:
                     boot_verdict.give(self, up_s)
         elif problem != self.problem:
             self.problem = problem
-            print("watchdog: {}; no longer feeding it, the device resets within {} s".format(
+            platform.log("watchdog: {}; no longer feeding it, the device resets within {} s".format(
                 problem, self.wdt_timeout_ms // 1000))
 
     # -- the heap over the last hour (the web app's status view), sampled by the main loop --

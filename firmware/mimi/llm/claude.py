@@ -9,7 +9,7 @@ from mimi.llm.sse import SSEParser
 from mimi.llm.stream import MessageAssembler, StreamError
 from mimi.net import http
 from mimi.net.backoff import Backoff
-from mimi.platform import const
+from mimi.platform import const, log
 
 API_VERSION = "2023-06-01"
 MAX_ATTEMPTS = const(4)  # one try plus three retries
@@ -159,7 +159,7 @@ class Claude:
                 wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
                 if exc.retry_after is not None:
                     wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
-                print("Claude: {}; retrying in {} ms".format(exc.kind, wait))
+                log("Claude: {}; retrying in {} ms".format(exc.kind, wait))
                 await asyncio.sleep(wait / 1000)
                 attempt += 1
 

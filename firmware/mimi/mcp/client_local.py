@@ -129,7 +129,7 @@ class LocalServer:
 
     def _went_down(self, why):
         if self.down is None:
-            print("mcp: {}: {}; {}".format(self.name, why, "its tools answer with an error until it is back"
+            platform.log("mcp: {}: {}; {}".format(self.name, why, "its tools answer with an error until it is back"
                                            if self.tools else "its tools come when it answers"))
         self.down = why
         self.retry_at = platform.ticks_add(platform.ticks_ms(), self.retry.next())
@@ -137,7 +137,7 @@ class LocalServer:
 
     def _came_back(self):
         if self.down is not None:
-            print("mcp: {} answers again".format(self.name))
+            platform.log("mcp: {} answers again".format(self.name))
         self.down, self.retry_at = None, None
         self.retry.reset()
 

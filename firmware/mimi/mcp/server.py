@@ -53,7 +53,7 @@ class Server:
         except MemoryError:
             return error(None, INTERNAL_ERROR, "the board is short of memory; try again later", 503)
         except Exception as exc:  # a bug: said in one line here, the client gets a JSON-RPC error
-            print("mcp: request failed: {}: {}".format(type(exc).__name__, exc))
+            platform.log("mcp: request failed: {}: {}".format(type(exc).__name__, exc))
             platform.print_exception(exc)
             return error(None, INTERNAL_ERROR, "internal error ({})".format(type(exc).__name__), 500)
 
@@ -110,7 +110,7 @@ class Server:
             self._forget_oldest()
         session_id = binascii.hexlify(os.urandom(16)).decode()
         self.sessions[session_id] = [client, version, platform.ticks_ms()]
-        print("mcp: {} connected (protocol {})".format(client, version))
+        platform.log("mcp: {} connected (protocol {})".format(client, version))
         return result(rid, initialized(version), {_SESSION: session_id})
 
     def _session(self, session_id, rid):
@@ -126,7 +126,7 @@ class Server:
 
     def _end(self, session_id):
         self._session(session_id, None)
-        print("mcp: {} disconnected".format(self.sessions.pop(session_id)[0]))
+        platform.log("mcp: {} disconnected".format(self.sessions.pop(session_id)[0]))
         return Response(b"", 200)
 
     def _forget_oldest(self):

@@ -3,7 +3,7 @@
 import asyncio
 
 from mimi.bus.message import Message
-from mimi.platform import const
+from mimi.platform import const, log
 
 CHANNEL = "mcp"
 ASKS_MAX = const(2)  # questions of MCP clients waiting for the agent at once
@@ -54,7 +54,7 @@ class Asks:
         request = meta.get("request")
         slot = self.waiting.get(request.get("ask")) if isinstance(request, dict) else None
         if slot is None:  # a late answer, or a message for an MCP client (nobody to hand it to)
-            print("mcp: a message for {} came with no ask waiting; dropped (the session keeps answers)".format(
+            log("mcp: a message for {} came with no ask waiting; dropped (the session keeps answers)".format(
                 message.chat_id))
             return
         text = message.content

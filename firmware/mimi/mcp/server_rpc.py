@@ -5,7 +5,7 @@ import json
 from microdot import Response
 
 from mimi import jsontext
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.utf8 import strict
 
 PARSE_ERROR = const(-32700)
@@ -99,7 +99,7 @@ def _chain(head, pieces):
         for piece in pieces:
             yield piece
     except Exception as exc:  # a bug: the body ends short (the client sees it broken), the connection closes
-        print("mcp: an answer broke off: {}: {}".format(type(exc).__name__, exc))
+        log("mcp: an answer broke off: {}: {}".format(type(exc).__name__, exc))
         return
     yield b"}"
 

@@ -3,7 +3,7 @@
 import json
 
 from mimi.mcp.server_rpc import INVALID_PARAMS, RpcError
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.tools.lazy_tool import LazyTool
 from mimi.tools.turn import Turn
 
@@ -103,7 +103,7 @@ class Tools:
             text, is_error = await self.app.registry.execute(name, arguments, turn)
         finally:
             self.running -= 1
-        print("mcp: {} called {} as {}{}".format(client, name, role, " (error)" if is_error else ""))
+        log("mcp: {} called {} as {}{}".format(client, name, role, " (error)" if is_error else ""))
         return text, is_error
 
     async def _ask(self, arguments, client, role):
@@ -114,7 +114,7 @@ class Tools:
             from mimi.mcp.server_ask import Asks
 
             self.asks = Asks(self.app)  # the `mcp` channel from now on
-        print("mcp: {} asks the agent ({} characters)".format(client, len(text)))
+        log("mcp: {} asks the agent ({} characters)".format(client, len(text)))
         return await self.asks.ask(client, text, role)
 
 

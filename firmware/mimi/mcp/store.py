@@ -4,7 +4,7 @@ import json
 
 from mimi.config import mask
 from mimi.mcp import FILE_NAME  # the one name of the file; mcp.setup looks for it at boot
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 SERVERS_MAX = const(8)
@@ -96,7 +96,7 @@ class Store:
                 return
             self.servers = [server for server in data.get("servers", ()) if _valid(server)][:SERVERS_MAX]
         except (ValueError, TypeError, AttributeError) as exc:
-            print("mcp: {} is unreadable ({}); no MCP server is used".format(self.path, exc))
+            log("mcp: {} is unreadable ({}); no MCP server is used".format(self.path, exc))
 
     def save(self):
         if not self.servers:

@@ -8,7 +8,7 @@ from mimi.health import memory_errors
 from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
 from mimi.net.backoff import Backoff
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.safety import roles
 
 CHANNEL = "mqtt"
@@ -121,7 +121,7 @@ class MQTT:
                     await self._sleep(wait)
         finally:
             states.cancel()
-        print("mqtt: off")
+        log("mqtt: off")
 
     async def _session(self, backoff):
         """One connection from connect to loss; the seconds to wait before the next try (0: at once)."""
@@ -132,7 +132,7 @@ class MQTT:
 
             if not ntp.synced():
                 self.error = "the clock is not set yet (NTP), so the broker's certificate cannot be checked"
-                print("mqtt: cannot connect to {}:{}: {}".format(host, port, self.error))
+                log("mqtt: cannot connect to {}:{}: {}".format(host, port, self.error))
                 return backoff.next()
             context = tls.context()
         base = self.base()
@@ -145,14 +145,14 @@ class MQTT:
             self.error = reason(exc, host)
             refused = isinstance(exc, Refused) and exc.code in packets.AUTH_CODES
             wait = REFUSED_RETRY_S if refused else backoff.next()
-            print("mqtt: cannot connect to {}:{}: {}; trying again in {} s".format(host, port, self.error, wait))
+            log("mqtt: cannot connect to {}:{}: {}; trying again in {} s".format(host, port, self.error, wait))
             return wait
         backoff.reset()
         self.where, self.error, self.where_base = "{}:{}".format(host, port), None, base
         if self._restart:  # the settings changed (or mqtt_off) while connecting
             await self._leave()
             return 0
-        print("mqtt: connected to {} as {}{}".format(self.where, base, " (TLS)" if context else ""))
+        log("mqtt: connected to {} as {}{}".format(self.where, base, " (TLS)" if context else ""))
         serving = asyncio.create_task(self.client.serve(keepalive))
         try:
             await self._online()
@@ -164,7 +164,7 @@ class MQTT:
             serving.cancel()
         if not self._restart:
             self.error = problem
-            print("mqtt: connection to {} lost: {}; reconnecting".format(self.where, problem))
+            log("mqtt: connection to {} lost: {}; reconnecting".format(self.where, problem))
         self.where = None
         return 0 if self._restart else backoff.next()
 
@@ -195,10 +195,10 @@ class MQTT:
         base = self.base()
         later = False
         if payload is None:
-            print("mqtt: skipped a message on {} over {} bytes".format(topic, packets.PACKET_MAX))
+            log("mqtt: skipped a message on {} over {} bytes".format(topic, packets.PACKET_MAX))
         elif topic == base + "/in":
             if retained:  # it would run again at every connect
-                print("mqtt: ignored a retained message on {} (publish requests without retain)".format(topic))
+                log("mqtt: ignored a retained message on {} (publish requests without retain)".format(topic))
             else:
                 later = await self._request(payload, ack)
         elif topic == base + "/reply":
@@ -234,12 +234,12 @@ class MQTT:
         try:
             request = messages.parse_request(payload)
         except ValueError as exc:
-            print("mqtt: ignored a message on {}/in: {}".format(self.base(), exc))
+            log("mqtt: ignored a message on {}/in: {}".format(self.base(), exc))
             await self._out({"kind": "error", "text": "not understood: {}".format(exc)})
             return False
         reply_to = request["reply_to"]
         if reply_to is not None and not self._may_answer_on(reply_to):
-            print("mqtt: refused a message asking for its answer on {}".format(reply_to))
+            log("mqtt: refused a message asking for its answer on {}".format(reply_to))
             await self._out({"kind": "error", "id": request["id"], "text": "reply_to must be a topic under "
                              "{} or one the owner allowed with mqtt_allow".format(mqtt.BASE_PREFIX)})
             return False
@@ -268,7 +268,7 @@ class MQTT:
         try:
             answer = messages.parse_request(payload)
         except ValueError as exc:
-            print("mqtt: ignored an answer on {}/reply: {}".format(self.base(), exc))
+            log("mqtt: ignored an answer on {}/reply: {}".format(self.base(), exc))
             return
         asker = ("cli", "console")
         for entry in self._asks:

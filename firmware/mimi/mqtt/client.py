@@ -121,7 +121,7 @@ class Client:
             gone = self.pending.pop(0)
             held -= len(gone[2])
             self.dropped += 1
-            print("mqtt: gave up an unacknowledged message to {} (at most {} messages or {} bytes wait for "
+            platform.log("mqtt: gave up an unacknowledged message to {} (at most {} messages or {} bytes wait for "
                   "the broker)".format(gone[1], INFLIGHT_MAX, INFLIGHT_BYTES_MAX))
         entry = [self._next_pid(), topic, payload, retain, False]
         self.pending.append(entry)

@@ -18,11 +18,11 @@ async def online(ch):
     topics = [(base + "/in", 1), (base + "/reply", 1)] + [(t, 1) for t in ch.watched]
     codes = await client.subscribe(topics)
     if codes is None:
-        print("mqtt: the broker did not confirm the subscriptions")
+        platform.log("mqtt: the broker did not confirm the subscriptions")
     else:
         for (topic, _), code in zip(topics, codes):
             if code == _REFUSED:
-                print("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
+                platform.log("mqtt: the broker refused the subscription to {} (its ACL does not let user '{}' "
                       "read it)".format(topic, _user(ch)))
     await announce(ch)
     if ch.recalling is not None:  # once a boot, before the first state: Last reply as the broker kept it
@@ -57,7 +57,7 @@ async def check_inbox(ch, base):
         if ch.probe_back() or not ch.client.connected:
             return
         await asyncio.sleep(0.1)
-    print("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
+    platform.log("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
           "'{}' read or write it, so messages to this board cannot arrive".format(base, PROBE_WAIT_S, _user(ch)))
 
 

@@ -48,9 +48,9 @@ def _reason(exc):
 def sync_and_report(retry_s=None):
     ok = sync()
     if ok:
-        print("clock: set from NTP: {}".format(platform.utc_stamp()))
+        platform.log("clock: set from NTP: {}".format(platform.utc_stamp()))
     elif retry_s is not None:
-        print("clock: NTP failed ({}); https waits for the clock; next try in {} s".format(
+        platform.log("clock: NTP failed ({}); https waits for the clock; next try in {} s".format(
             _state["error"], retry_s))
     return ok
 
@@ -66,12 +66,12 @@ async def keep(is_up, backoff=None):
             if not is_up():
                 continue  # try again once the link is back, at the same pace
             if sync():
-                print("clock: set from NTP: {}".format(platform.utc_stamp()))
+                platform.log("clock: set from NTP: {}".format(platform.utc_stamp()))
                 backoff.reset()
                 wait = RESYNC_S
             else:
                 wait = backoff.next()
-                print("clock: NTP failed ({}); next try in {} s".format(_state["error"], wait))
+                platform.log("clock: NTP failed ({}); next try in {} s".format(_state["error"], wait))
         except MemoryError as exc:  # told once an hour, and the loop goes on (health/memory_errors.py)
             memory_errors.short("clock", exc)
             await asyncio.sleep(memory_errors.AGAIN_S)

@@ -1,6 +1,8 @@
 # First-boot onboarding: with no WiFi saved, an open access point MimiClaw-XXXX serves setup.
 import asyncio
 
+from mimi.platform import log
+
 AP_PREFIX = "MimiClaw-"
 _DEFAULT_IP = "192.168.4.1"
 
@@ -52,7 +54,7 @@ class Onboarding:
             self.web = setup_page.web_app(self.app)
         self.web.server = None
         self._task = asyncio.create_task(self._serve(self.port))
-        print("setup: no WiFi configured. Join the open WiFi '{}' and open {} to enter WiFi, "
+        log("setup: no WiFi configured. Join the open WiFi '{}' and open {} to enter WiFi, "
               "bot token and API key (or type wifi_set <ssid> <password> here)".format(
                   ap_name(), self.address()))
 
@@ -60,7 +62,7 @@ class Onboarding:
         try:
             await self.web.start_server(host="0.0.0.0", port=port)
         except OSError as exc:
-            print("setup: cannot serve the setup page on port {} ({})".format(port, exc))
+            log("setup: cannot serve the setup page on port {} ({})".format(port, exc))
 
     def close(self):
         """Stop the page and the access point (the station is connected now)."""
@@ -74,4 +76,4 @@ class Onboarding:
         self.port = None
         self.web = None  # the next open() builds it afresh; the memory is free meanwhile
         self._ap.active(False)
-        print("setup: access point '{}' closed".format(ap_name()))
+        log("setup: access point '{}' closed".format(ap_name()))

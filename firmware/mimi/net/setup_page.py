@@ -1,7 +1,7 @@
 # The onboarding access point's setup page: WiFi, bot token and API key, saved to NVS.
 from microdot import Microdot, Response
 
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 
 PAGE_NAME = "setup.html"
@@ -59,7 +59,7 @@ def web_app(app):
                 saved.append(field)
         except (ValueError, TypeError) as exc:
             return _answer(400, "Not saved: {}".format(exc))
-        print("setup: saved {} from the setup page; joining '{}'".format(", ".join(saved), ssid))
+        log("setup: saved {} from the setup page; joining '{}'".format(", ".join(saved), ssid))
         return _answer(200, "MimiClaw is joining '{}' now. This access point closes once it is "
                             "connected; if it stays, the password was wrong: reload the page and "
                             "try again.".format(ssid))

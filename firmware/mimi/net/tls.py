@@ -4,6 +4,7 @@ import os
 import ssl
 
 from mimi import board
+from mimi.platform import log
 
 _context = [None]
 _cert_dirs = []
@@ -61,7 +62,7 @@ def widen(host):
     if len(_widened) >= _WIDENED_MAX:
         _widened.pop(0)
     _widened.append(host)
-    print("TLS: {} is not signed by the roots named for it; trying every CA certificate".format(host))
+    log("TLS: {} is not signed by the roots named for it; trying every CA certificate".format(host))
     return True
 
 
@@ -76,7 +77,7 @@ def _build(files):
             ctx.load_verify_locations(cadata=der)  # MicroPython takes one DER certificate per call
             loaded += 1
         except (ValueError, OSError) as exc:
-            print("TLS: skipping unreadable CA certificate {} ({})".format(path, exc))
+            log("TLS: skipping unreadable CA certificate {} ({})".format(path, exc))
         del der
     return ctx, loaded
 
@@ -90,5 +91,5 @@ def context(host=None):
     if _context[0] is None:
         _context[0], loaded = _build(_der_files())
         if not loaded:
-            print("TLS: no CA certificates found; https connections will be refused")
+            log("TLS: no CA certificates found; https connections will be refused")
     return _context[0]

@@ -136,7 +136,7 @@ class WiFi:
         self.attempts = 0
         self.backoff.reset()
         ssid = self.ssid()
-        print("WiFi: connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip()))
+        platform.log("WiFi: connected{} ({})".format(" to '{}'".format(ssid) if ssid else "", self.ip()))
         if self._clock is None:  # the first time: set the clock before anything uses TLS
             ntp.sync_and_report(ntp.RETRY_FIRST_S)
             self._clock = asyncio.create_task(ntp.keep(self.is_up))

@@ -1,5 +1,5 @@
 # Why a WiFi join failed or the link dropped, in the owner's words (loaded by net/wifi.py when that happens).
-from mimi.platform import wlan_trying
+from mimi.platform import log, wlan_trying
 
 # What a failed attempt means to the owner, by the network module's status name.
 _FAILURES = (
@@ -39,9 +39,9 @@ def explain(verdict, wait_s):
 def lost_link(ssid, status):
     """The link to ssid dropped with this station status: why, said on the console too."""
     failure = status_text(status)
-    print("WiFi: lost the link to '{}' ({}); reconnecting".format(ssid, failure))
+    log("WiFi: lost the link to '{}' ({}); reconnecting".format(ssid, failure))
     return failure
 
 
 def cannot_join(ssid, failure, wait):
-    print("WiFi: cannot join '{}': {}; next try in {} s".format(ssid, failure, wait))
+    log("WiFi: cannot join '{}': {}; next try in {} s".format(ssid, failure, wait))

@@ -90,7 +90,7 @@ class Audit:
         try:
             self._append(json.dumps(entry))
         except OSError as exc:  # a full flash must not cost the user the tool call
-            print("audit: could not log {} ({})".format(name, exc))
+            platform.log("audit: could not log {} ({})".format(name, exc))
 
     def _append(self, line):
         day = platform.utc_date(self.clock())
@@ -102,7 +102,7 @@ class Audit:
         elif now + len(line) + 1 > FILE_MAX:
             if self.full_day != day:
                 self.full_day = day
-                print("audit: today's log reached {} bytes; further calls today are not logged".format(FILE_MAX))
+                platform.log("audit: today's log reached {} bytes; further calls today are not logged".format(FILE_MAX))
             return
         files.append_line(path, line)
 

@@ -57,6 +57,6 @@ async def audit_tail(audit, n=str(TAIL_DEFAULT)):
     secrets = audit.secrets()  # the configured secrets, as they are now
     entries = tail(audit, count)
     if not entries:
-        print("audit: no tool calls logged yet")
+        platform.log("audit: no tool calls logged yet")
     for entry in entries:
         platform.console_write(describe(entry, secrets) + "\n")

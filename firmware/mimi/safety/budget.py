@@ -1,7 +1,7 @@
 # Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
 import asyncio
 
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.safety import NS, usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
@@ -227,7 +227,7 @@ def setup(app):
     store = UsageStore(files.join(app.flash.root, usage_store.FILE_NAME))
     warning = store.load()
     if warning:
-        print("budget: " + warning)
+        log("budget: " + warning)
     if warning or store.dirty:
         store.save()
     budget = Budget(app.config, store, app.owner.tell, spawn=asyncio.create_task)

@@ -2,7 +2,7 @@
 import json
 
 from mimi.bus.message import Message
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.safety import NS, audit, roles
 
 AUTONOMOUS = "autonomous"  # runs, nothing more said
@@ -125,11 +125,11 @@ class Policy:
         try:
             outcome = await ask_chat(question, seconds)
         except Exception as exc:  # a question that cannot be asked is a no
-            print("policy: could not ask about {}: {}".format(name, exc))
+            log("policy: could not ask about {}: {}".format(name, exc))
             outcome = confirm.DENIED
         finally:
             self.questions.close(question)
-        print("policy: {} {} in {}:{}".format(name, outcome, channel_name, chat_id))
+        log("policy: {} {} in {}:{}".format(name, outcome, channel_name, chat_id))
         return confirm.refusal(outcome, name, seconds)
 
     async def ran(self, name, data, tool, text, is_error, turn):
@@ -152,19 +152,19 @@ class Policy:
         """The `tool_policy [tool] [level]` console command."""
         config, registry = self.app.config, self.app.registry
         if name is None:
-            print("  {:<18} {:<9} {}".format("tool", "tier", "level"))
+            log("  {:<18} {:<9} {}".format("tool", "tier", "level"))
             for tool_name in sorted(registry.tools):
                 tool = registry.tools[tool_name]
-                print("  {:<18} {:<9} {}".format(tool_name, tier_of(tool), level_of(config, tool_name, tool)))
+                log("  {:<18} {:<9} {}".format(tool_name, tier_of(tool), level_of(config, tool_name, tool)))
             return
         if name not in registry.tools:
             raise ValueError("no tool named '{}' (tool_policy lists them)".format(name))
         tool = registry.tools[name]
         if level is None:
-            print("{}: tier {}, level {}".format(name, tier_of(tool), level_of(config, name, tool)))
+            log("{}: tier {}, level {}".format(name, tier_of(tool), level_of(config, name, tool)))
             return
         set_level(config, name, level, tool)
-        print("{} is now {} (saved)".format(name, level))
+        log("{} is now {} (saved)".format(name, level))
 
 
 def setup(app):

@@ -141,7 +141,7 @@ class UsageStore:
         try:
             files.write_atomic(self.path, json.dumps(state))
         except OSError as exc:  # a full flash must not cost the user the reply
-            print("budget: could not save the token counts ({}); will retry".format(exc))
+            platform.log("budget: could not save the token counts ({}); will retry".format(exc))
             return False
         self.dirty = False
         self.saved_at = self.clock()

@@ -102,7 +102,7 @@ class Cleanup:
             try:
                 files.remove(path)
             except OSError as exc:
-                print("flash: could not remove {} ({})".format(path, exc))
+                platform.log("flash: could not remove {} ({})".format(path, exc))
                 continue
             removed[kind] = removed.get(kind, 0) + 1
             freed += size if size > 0 else 0
@@ -150,7 +150,7 @@ class Cleanup:
         try:
             self.tell(text)
         except Exception as exc:  # a notice must never cost the write's caller its answer
-            print("flash: could not tell the owner: {}".format(exc))
+            platform.log("flash: could not tell the owner: {}".format(exc))
 
 
 def _nothing_left():

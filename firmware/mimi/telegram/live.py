@@ -3,7 +3,7 @@ import asyncio
 
 from mimi.bus.message import Message
 from mimi.health import memory_errors
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.safety import roles
 from mimi.telegram.allowlist import allowed
 from mimi.telegram.api import BotAPI
@@ -103,9 +103,9 @@ class Live:
                 me = await self.api.call("getMe")
                 if isinstance(me, dict) and me.get("username"):
                     self.bot = me
-                    print("Telegram: I am @{}".format(me["username"]))
+                    log("Telegram: I am @{}".format(me["username"]))
             except Exception as exc:  # the poller reports network trouble; groups wait until this works
-                print("Telegram: getMe failed: {}".format(exc))
+                log("Telegram: getMe failed: {}".format(exc))
         return self.bot
 
     # -- incoming updates --
@@ -181,7 +181,7 @@ class Live:
         self._strangers.append(user_id)
         if len(self._strangers) > STRANGERS_REMEMBERED:
             self._strangers.pop(0)
-        print("Telegram user {} (@{}) wants to chat: tg_allow {}".format(user_id, username or "?", user_id))
+        log("Telegram user {} (@{}) wants to chat: tg_allow {}".format(user_id, username or "?", user_id))
         await self._answer(
             chat_id,
             "Sorry, I only talk to people my owner has admitted. Your Telegram user id is {}: "
@@ -192,7 +192,7 @@ class Live:
         try:
             await self.sender.send_plain(chat_id, text)
         except Exception as exc:
-            print("Telegram: could not answer chat {}: {}".format(chat_id, exc))
+            log("Telegram: could not answer chat {}: {}".format(chat_id, exc))
 
     # -- confirmation questions (safety/policy.py asks, a button answers) --
     def _questions(self):
@@ -219,7 +219,7 @@ class Live:
                     "chat_id": _chat(question.chat_id), "message_id": sent["message_id"],
                     "text": "{}\n\n{}".format(question.text(), confirm.OUTCOME_SHOWN[outcome])})
             except Exception as exc:
-                print("Telegram: could not show the answer to a question: {}".format(exc))
+                log("Telegram: could not show the answer to a question: {}".format(exc))
         return outcome
 
     async def _on_button(self, query):
@@ -241,7 +241,7 @@ class Live:
         try:
             await self.api.call("answerCallbackQuery", {"callback_query_id": query.get("id"), "text": reply})
         except Exception as exc:
-            print("Telegram: could not answer a button press: {}".format(exc))
+            log("Telegram: could not answer a button press: {}".format(exc))
 
     def _may_answer(self, question, user_id):
         if user_id not in allowed(self.app.config):

@@ -2,7 +2,7 @@
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused
 from mimi.net import http
-from mimi.platform import const
+from mimi.platform import const, log
 
 DOWNLOAD_TRIES = const(3)  # a download cut off is tried again this often in all
 DOWNLOAD_TIMEOUT_S = const(30)  # silence while downloading
@@ -133,7 +133,7 @@ async def download(api, file_id, path, max_bytes, what="file"):
             return await _fetch(url, path, max_bytes, what, found.get("file_size"))
         except http.HTTPError as exc:  # cut, timed out, unreachable: try again, then say so
             files.remove(path)
-            print("Telegram: download of a {} failed ({}), try {} of {}".format(what, exc, attempt, DOWNLOAD_TRIES))
+            log("Telegram: download of a {} failed ({}), try {} of {}".format(what, exc, attempt, DOWNLOAD_TRIES))
         except BaseException:
             files.remove(path)
             raise

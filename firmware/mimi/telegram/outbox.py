@@ -3,7 +3,7 @@ import asyncio
 import json
 
 from mimi.health import memory_errors
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files, space
 from mimi.telegram import OUTBOX_FILE
 from mimi.telegram.api import TelegramError
@@ -44,10 +44,10 @@ class Outbox:
                 return
             self.replies = [r for r in replies if isinstance(r, dict) and "chat" in r and r.get("parts")]
         except (ValueError, TypeError) as exc:
-            print("Telegram: {} is unreadable ({}); no replies are waiting".format(self.path, exc))
+            log("Telegram: {} is unreadable ({}); no replies are waiting".format(self.path, exc))
         if self.replies:
             count = len(self.replies)
-            print("Telegram: {} {} waiting to be delivered".format(count, "reply is" if count == 1 else "replies are"))
+            log("Telegram: {} {} waiting to be delivered".format(count, "reply is" if count == 1 else "replies are"))
 
     def _save(self):
         data = json.dumps(self.replies)
@@ -57,11 +57,11 @@ class Outbox:
         try:
             space.guarded(lambda: files.write_atomic(self.path, data), "replies waiting for Telegram", (self.path,))
         except OSError as exc:  # kept in RAM: they still go out unless the device restarts first
-            print("Telegram: could not save the waiting replies ({})".format(exc))
+            log("Telegram: could not save the waiting replies ({})".format(exc))
 
     def _drop_oldest(self, why):
         dropped = self.replies.pop(0)
-        print("Telegram: a reply to chat {} is given up ({}); it stays in the chat's history".format(
+        log("Telegram: a reply to chat {} is given up ({}); it stays in the chat's history".format(
             dropped["chat"], why))
 
     def holds(self, chat_id):
@@ -75,7 +75,7 @@ class Outbox:
             self._drop_oldest("more than {} replies are waiting".format(REPLIES_MAX))
         self._save()
         if cause is not None:  # said once it is kept
-            print("Telegram: reply to chat {} not delivered ({}); it is kept and sent once Telegram answers"
+            log("Telegram: reply to chat {} not delivered ({}); it is kept and sent once Telegram answers"
                   .format(chat_id, cause))
         self._wake.set()
 
@@ -90,7 +90,7 @@ class Outbox:
                 memory_errors.short("Telegram outbox", exc)
                 sent = False
             except Exception as exc:  # never let the task end: the replies would wait until a reboot
-                print("Telegram: sending the waiting replies failed: {}: {}".format(exc.__class__.__name__, exc))
+                log("Telegram: sending the waiting replies failed: {}: {}".format(exc.__class__.__name__, exc))
                 sent = False
             if not sent:
                 await asyncio.sleep(self.retry_s)
@@ -105,11 +105,11 @@ class Outbox:
             except Undelivered:
                 return False
             except TelegramError as exc:  # refused for good: the bot was blocked, the chat is gone
-                print("Telegram: a waiting reply to chat {} was refused: {}".format(reply["chat"], exc))
+                log("Telegram: a waiting reply to chat {} was refused: {}".format(reply["chat"], exc))
                 reply["parts"] = []
                 break
             except Exception as exc:  # the answer was lost: it may have arrived, so it is not sent twice
-                print("Telegram: a waiting reply to chat {} may not have arrived: {}".format(reply["chat"], exc))
+                log("Telegram: a waiting reply to chat {} may not have arrived: {}".format(reply["chat"], exc))
             reply["parts"].pop(0)
             self._save()
         if self.replies and self.replies[0] is reply:  # (a burst of new ones may have pushed it out meanwhile)

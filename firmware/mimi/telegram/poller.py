@@ -5,7 +5,7 @@ from mimi import board, platform
 from mimi.health import memory_errors
 from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.telegram.api import TelegramError
 
 POLL_TIMEOUT_S = const(30)  # how long Telegram holds a getUpdates open when there is nothing new
@@ -127,22 +127,22 @@ class Poller:
                 wait = backoff.next()  # the backoff moves on whatever this failure waits
                 if exc.code == 429:
                     wait = exc.retry_after or wait
-                    print("Telegram: rate limited, waiting {} s".format(wait))
+                    log("Telegram: rate limited, waiting {} s".format(wait))
                 elif exc.code == 409:
                     wait = max(wait, CONFLICT_WAIT_S)
-                    print("Telegram: {} (retrying in {} s)".format(exc.description, wait))
+                    log("Telegram: {} (retrying in {} s)".format(exc.description, wait))
                 elif exc.code == 401:
                     wait = BACKOFF_MAX_S
-                    print("Telegram: the bot token was refused (401); set it with set_tg_token <token>")
+                    log("Telegram: the bot token was refused (401); set it with set_tg_token <token>")
                 else:
-                    print("Telegram: getUpdates failed: {} (retrying in {} s)".format(exc, wait))
+                    log("Telegram: getUpdates failed: {} (retrying in {} s)".format(exc, wait))
                 await self._pause(wait)
                 continue
             except (HTTPError, OSError, ValueError) as exc:
                 self.last_error = str(exc)
                 backoff = backoff or Backoff(BACKOFF_FIRST_S, BACKOFF_MAX_S)
                 wait = backoff.next()
-                print("Telegram: network error: {} (retrying in {} s)".format(exc, wait))
+                log("Telegram: network error: {} (retrying in {} s)".format(exc, wait))
                 await self._pause(wait)
                 continue
             if questioning:
@@ -226,10 +226,10 @@ class Poller:
                     self._early.remove(update_id)
                 await asyncio.sleep(memory_errors.AGAIN_S)
                 return False
-            print("Telegram: update {} given up after {} MemoryErrors".format(update_id, tries))
+            log("Telegram: update {} given up after {} MemoryErrors".format(update_id, tries))
             done = True
         except Exception as exc:  # one bad update never stops polling
-            print("Telegram: could not handle update {}: {}".format(update_id, exc))
+            log("Telegram: could not handle update {}: {}".format(update_id, exc))
             done = True
         if done:
             self.answered(update_id)

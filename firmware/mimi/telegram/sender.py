@@ -4,7 +4,7 @@ import asyncio
 from mimi import board, platform
 from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError, NotSent, SessionBusy
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.telegram import markup
 from mimi.telegram.api import CALL_TIMEOUT_S, TelegramError
 from mimi.telegram.outbox import Undelivered
@@ -105,7 +105,7 @@ class Sender:
                 try:
                     await stream.task
                 except Exception as exc:  # a preview failure never blocks the final reply
-                    print("Telegram: preview failed: {}".format(exc))
+                    log("Telegram: preview failed: {}".format(exc))
         return stream
 
     async def _preview(self, chat_id, stream):
@@ -155,15 +155,15 @@ class Sender:
                 self._quiet_until = platform.ticks_add(platform.ticks_ms(), (exc.retry_after or 1) * 1000)
             elif self.drafts_ok and exc.code in (400, 404) and not _not_modified(exc) \
                     and not str(chat_id).startswith("-"):
-                print("Telegram: drafts refused ({}); streaming by editing a message".format(exc.description))
+                log("Telegram: drafts refused ({}); streaming by editing a message".format(exc.description))
                 self.drafts_ok = False
                 await self._show(chat_id, stream, text)
             elif not _not_modified(exc):
-                print("Telegram: preview update failed: {}".format(exc))
+                log("Telegram: preview update failed: {}".format(exc))
         except SessionBusy:  # small-board mode: Claude streams over the one TLS session; the final message follows
             pass
         except (HTTPError, OSError) as exc:
-            print("Telegram: preview update failed: {}".format(exc))
+            log("Telegram: preview update failed: {}".format(exc))
 
     def _preview_call(self, method, params):
         """A preview's call; in small-board mode it never waits behind the one TLS session (SessionBusy)."""
@@ -190,7 +190,7 @@ class Sender:
         except SessionBusy:
             pass
         except (TelegramError, HTTPError, OSError) as exc:
-            print("Telegram: {} failed: {}".format(method, exc))
+            log("Telegram: {} failed: {}".format(method, exc))
 
     # -- the final reply --
     @staticmethod
@@ -271,7 +271,7 @@ class Sender:
                 if waited >= self.patience_s:
                     raise
                 wait = backoff.next()
-                print("Telegram: reply not sent ({}); trying again in {} s".format(exc, wait))
+                log("Telegram: reply not sent ({}); trying again in {} s".format(exc, wait))
             await asyncio.sleep(wait)
             waited += wait
 
@@ -282,5 +282,5 @@ class Sender:
             except TelegramError as exc:
                 if not _parse_error(exc):
                     raise
-                print("Telegram: HTML refused ({}); sending plain text".format(exc.description))
+                log("Telegram: HTML refused ({}); sending plain text".format(exc.description))
         return await self.api.call(method, dict(params, text=plain))

@@ -1,7 +1,7 @@
 # A reply spoken on Telegram: its first part made into speech (voice/tts.py), streamed from flash to sendVoice
 # with the text as caption when it fits, else followed by the text; any failure falls back to the text alone.
 from mimi.agent import attachments
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 from mimi.telegram.api import TelegramError
 
@@ -31,7 +31,7 @@ async def send(live, chat_id, text, request):
         await _quietly(live, chat_id, "upload_voice")
         await _send_voice(live, chat_id, path, size, str(text) if fits else None, request.get("voice_message_id"))
     except (VoiceError, TelegramError, OSError) as exc:  # OSError: http.HTTPError too
-        print("Telegram: voice reply failed: {}".format(exc))
+        log("Telegram: voice reply failed: {}".format(exc))
         await live.sender.reply(chat_id, text)
         await live.sender.send_plain(chat_id, _FAILED.format(exc))
         return

@@ -19,7 +19,7 @@ COMMANDS = (
 async def consolidate_command(app, chat=None):
     from mimi.agent import consolidate
 
-    print(await consolidate.by_hand(app, chat or "cli_console"))
+    platform.log(await consolidate.by_hand(app, chat or "cli_console"))
 
 
 class Remember(Tool):

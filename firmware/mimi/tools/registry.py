@@ -96,7 +96,7 @@ class Registry:
 
     def _warn(self, text):
         self.warnings.append(text)
-        print(text)
+        platform.log(text)
 
     def add_commands(self, module_name):
         """The module's console commands (builtin_defs.COMMANDS, a copy of its COMMANDS), its code imported at
@@ -149,7 +149,7 @@ class Registry:
                 try:
                     await ran(name, data, tool, text, is_error, turn)
                 except Exception as exc:
-                    print("tools: after-call check failed: {}: {}".format(exc.__class__.__name__, exc))
+                    platform.log("tools: after-call check failed: {}: {}".format(exc.__class__.__name__, exc))
         took = platform.ticks_diff(platform.ticks_ms(), started)
         for guard in self.guards:
             _guarded(guard.after, name, data, text, is_error, took, turn)
@@ -178,7 +178,7 @@ class Registry:
             text = text[:RESULT_MAX] + "\n[result cut at {} characters]".format(RESULT_MAX)
         took = platform.ticks_diff(platform.ticks_ms(), started)
         if took > 2000:
-            print("tools: {} took {} ms".format(name, took))
+            platform.log("tools: {} took {} ms".format(name, took))
         return text, False
 
 
@@ -224,5 +224,5 @@ def _guarded(fn, *args):  # [safety] a broken guard is reported, never fails the
     try:
         return fn(*args)
     except Exception as exc:
-        print("tools: guard failed: {}: {}".format(exc.__class__.__name__, exc))
+        platform.log("tools: guard failed: {}: {}".format(exc.__class__.__name__, exc))
         return None

@@ -1,6 +1,6 @@
 # The web tools (web_fetch, web_search, get_weather): their code (fetch, search, weather) loaded on first use;
 # this module too is imported only at a first call or command (loading.LAZY, builtin_defs).
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.tools.registry import Tool
 
 # Limits the model reads in the schemas; the implementations use the same ones.
@@ -73,9 +73,9 @@ async def set_search(cfg, mode=None):
         pass
     elif chosen == server_tools.OFF:  # auto on a small board: Claude's 64 KB result lines need the heap
         auto = " (auto on a small board: set_search server for Claude's, whose 64 KB results need the heap)"
-    print("search: {}: {}{}".format(chosen, said, auto))
+    log("search: {}: {}{}".format(chosen, said, auto))
     if chosen == server_tools.DEVICE and not cfg.is_set("web_config", "search_key"):
-        print("  no search key is set yet: set_search_key <key> [brave|tavily]")
+        log("  no search key is set yet: set_search_key <key> [brave|tavily]")
 
 
 class WebFetch(_WebTool):

@@ -4,7 +4,7 @@ import os
 
 from mimi.agent import attachments
 from mimi.bus.message import Message
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 from mimi.voice import ogg, usage
 from mimi.voice.service import VoiceError
@@ -54,7 +54,7 @@ async def transcribed(agent, message):
     try:
         text = await stt.transcribe(agent.config, item["path"], item.get("name"), item.get("media_type"))
     except VoiceError as exc:
-        print("voice: transcription failed: {}".format(exc))
+        log("voice: transcription failed: {}".format(exc))
         return _FAILED.format(exc, _KEPT if keep(agent.context.flash.root, message, item) else "Please send it again.")
     usage.spent(budget, seconds, 0)
     if not text:
@@ -92,7 +92,7 @@ def keep(root, message, item):
         if path != item["path"]:
             os.rename(item["path"], path)
     except OSError as exc:
-        print("voice: could not keep the note ({})".format(exc))
+        log("voice: could not keep the note ({})".format(exc))
         return False
     message.meta.pop("media", None)  # not removed after the turn (agent/loop.py)
     return True

@@ -40,7 +40,7 @@ class Edge:
             except MemoryError as exc:
                 memory_errors.short("watchers", exc)
             except Exception as exc:  # one broken rule must not stop the pin's task
-                print("watch: rule {} failed: {}".format(self.name, exc))
+                platform.log("watch: rule {} failed: {}".format(self.name, exc))
 
     def close(self):
         self.pin.irq(None)

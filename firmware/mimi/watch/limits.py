@@ -61,7 +61,7 @@ class Limits:
             return True
         if not self._evals_full:
             self._evals_full = True
-            print("watch: {} evaluations this minute, the cap (safety_config.watch_evals_min); "
+            platform.log("watch: {} evaluations this minute, the cap (safety_config.watch_evals_min); "
                   "{} and others wait for their next tick".format(self._cap("watch_evals_min"), name))
         return False
 

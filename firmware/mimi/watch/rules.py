@@ -245,7 +245,7 @@ class Rules:
                 self.service.store.save()
                 self.dirty = False
             except OSError as exc:  # a full flash: the state lives on in memory until the next save
-                print("watch: could not save a rule's state: {}".format(exc))
+                platform.log("watch: could not save a rule's state: {}".format(exc))
 
     def dry_run(self, watcher, value):
         """What the rule would do with this reading now, no action run (watch_check)."""

@@ -149,7 +149,7 @@ class Watchers:
                 except MemoryError as exc:
                     memory_errors.short("watchers", exc)
                 except Exception as exc:  # one broken watcher must not stop the others
-                    print("watch: {} failed: {}".format(watcher["name"], exc))
+                    platform.log("watch: {} failed: {}".format(watcher["name"], exc))
                     platform.print_exception(exc)
 
     def _first_due(self, watcher, now_ms):
@@ -199,7 +199,7 @@ class Watchers:
         """Read one watcher's source and queue its judging turn; returns what happened, in a word."""
         name = watcher["name"]
         if self._busy(name):
-            print("watch: {} skipped: its previous reading is still being judged".format(name))
+            platform.log("watch: {} skipped: its previous reading is still being judged".format(name))
             return "busy"
         local = "rule" in watcher
         try:
@@ -229,7 +229,7 @@ class Watchers:
         fails = self._fails.get(name, 0) + 1
         self._fails[name] = fails
         reason = str(exc) or exc.__class__.__name__
-        print("watch: {} could not read {}: {}".format(name, watcher["source"], reason))
+        platform.log("watch: {} could not read {}: {}".format(name, watcher["source"], reason))
         self.store.record(watcher, platform.unix_time(), "unreadable: " + reason, "not judged", fails == 1)
         if fails == FAILS_BEFORE_NOTICE and self.limits.may_act("a notice from watcher " + name):
             text = "[watcher {}] cannot read its source {} ({} times in a row): {}".format(
@@ -271,7 +271,7 @@ class Watchers:
         failed = kind in ("error", "refused")  # the API failed, or a budget refused the turn: log only
         quiet = failed or is_watch_ok(text)
         if failed:
-            print("watch: {}: the evaluation failed: {}".format(name, text))
+            platform.log("watch: {}: the evaluation failed: {}".format(name, text))
         verdict = "evaluation failed" if failed else (WATCH_OK if quiet else "told: " + cut(text, 100))
         if calls:
             verdict += "; acted: " + ", ".join(call[0] + (" (done)" if call[3] else " (not done)") for call in calls)
@@ -284,7 +284,7 @@ class Watchers:
         if quiet or watcher is None:
             return None
         if not self.limits.may_act("a message from watcher " + name):
-            print("watch: {}: message not sent (hourly cap): {}".format(name, cut(text, 100)))
+            platform.log("watch: {}: message not sent (hourly cap): {}".format(name, cut(text, 100)))
             return None
         return head + " " + text
 
@@ -292,7 +292,7 @@ class Watchers:
         try:
             self.store.record(watcher, platform.unix_time(), reading, verdict, False)
         except OSError as exc:  # a full flash must not cost the chat its message
-            print("watch: could not save the history: {}".format(exc))
+            platform.log("watch: could not save the history: {}".format(exc))
         self._save_now(important)
 
     def _save_now(self, important):
@@ -305,7 +305,7 @@ class Watchers:
                 if self.rules is not None:
                     self.rules.dirty = False
             except OSError as exc:
-                print("watch: could not save the history: {}".format(exc))
+                platform.log("watch: could not save the history: {}".format(exc))
 
     async def dry_run(self, watcher):
         """What the rule would do with a reading now (watch_check); nothing is run."""
@@ -329,7 +329,7 @@ class Watchers:
     async def _deliver(self, target, text):
         channel = self.app.channels.get(target[0])
         if channel is None or channel is self:
-            print("watch: no channel '{}' to deliver to {}".format(target[0], target[1]))
+            platform.log("watch: no channel '{}' to deliver to {}".format(target[0], target[1]))
             return
         # Called from the dispatcher: deliver directly, since queueing on outbound could wait on ourselves.
         await channel.send(Message(target[0], target[1], text, {"kind": "notice"}))

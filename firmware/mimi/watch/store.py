@@ -2,7 +2,7 @@
 import json
 import os
 
-from mimi.platform import const
+from mimi.platform import const, log
 from mimi.storage import files
 from mimi.watch import FILE_NAME  # the one name of the file; watch.setup looks for it at boot
 
@@ -92,7 +92,7 @@ class Store:
             if not isinstance(found, list):
                 raise ValueError("no watcher list")
         except (ValueError, TypeError, AttributeError) as exc:
-            print("watch: {} is unreadable ({}); starting with no watchers, the file is kept as {}".format(
+            log("watch: {} is unreadable ({}); starting with no watchers, the file is kept as {}".format(
                 self.path, exc, FILE_NAME + BAD_SUFFIX))
             self._keep_aside()
             return
@@ -110,7 +110,7 @@ class Store:
             files.remove(bad)
             os.rename(self.path, bad)
         except OSError as exc:
-            print("watch: could not keep the unreadable file aside: {}".format(exc))
+            log("watch: could not keep the unreadable file aside: {}".format(exc))
 
     def save(self):
         files.write_atomic(self.path, self._pieces())
