@@ -55,8 +55,8 @@ check-api: venv
 	$(BIN)/python tools/check_api.py
 
 # ---- Benchmarks: memory, latency, throughput, scaling (see BENCHMARKS.md) -----------------
-# Writes bench/results.json and prints a table; BENCH_QUICK=1 for a fast subset (one repetition).
-# BENCH_ONLY=figure,figure measures only those figures.
+# Merges its figures into bench/results.json and prints a table; BENCH_QUICK=1 for a fast subset (one repetition).
+# BENCH_ONLY=figure,figure measures only those figures: they replace theirs in the file, every other figure stays.
 .PHONY: bench
 
 bench: venv

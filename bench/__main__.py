@@ -1,12 +1,13 @@
 # `make bench`: every figure of the benchmark suite -> bench/results.json and a table.
+# The figures taken are merged into the file (bench/results.py): those taken again replace theirs, the rest stay.
 #   python -m bench [--only figure,figure] [--out PATH]      (BENCH_QUICK=1: fewer repetitions)
 import argparse
-import json
 import os
 import sys
 import time
+import traceback
 
-from bench import conversation, gateway, heap, machine, mcp, mqtt, photo, rules, storage, telegram, tls, voice
+from bench import conversation, gateway, heap, machine, mcp, mqtt, photo, results, rules, storage, telegram, tls, voice
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -43,13 +44,18 @@ def main(argv=None):
     if unknown:
         parser.error("unknown figures: {} (known: {})".format(", ".join(sorted(unknown)),
                                                                 ", ".join(GOALS)))
+    try:
+        results.load(args.out)  # refused now, not after minutes of measuring
+    except results.Unreadable as e:
+        parser.exit(1, "bench: {}: move it away or give --out; nothing was measured\n".format(e))
     started = time.monotonic()
     log("building the .mpy bundle (tools/bundle.py -> build/bench-bundle-<pid>)")
     build_bundle()
     log("building the ROMFS image (tools/romfs.py -> build/bench-romfs-<pid>.img)")
     build_romfs()
-    results = {"machine": machine.describe(), "quick": QUICK, "timing_heap": TIMING_HEAP,
-               "taken": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "figures": {}}
+    run = {"taken": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": machine.describe(),
+           "quick": QUICK, "timing_heap": TIMING_HEAP, "only": sorted(wanted) or None}
+    figures, failed = {}, []
     fake = FakeAnthropic(api_key=API_KEY)
     fake.start()
     try:
@@ -58,20 +64,38 @@ def main(argv=None):
                 continue
             log("{} ...".format(", ".join(names)))
             t0 = time.monotonic()
-            for name, figure in zip(names, measure(fake, log)):
+            try:
+                taken = tuple(measure(fake, log))
+                if len(taken) != len(names):
+                    raise ValueError("{} figures measured for {}".format(len(taken), len(names)))
+            except Exception:  # the other groups still run, and what they took is kept
+                traceback.print_exc()
+                failed.extend(names)
+                continue
+            for name, figure in zip(names, taken):
                 if not wanted or name in wanted:
-                    results["figures"][name] = figure
+                    figures[name] = figure
             log("  ({:.0f} s)".format(time.monotonic() - t0))
     finally:
         fake.stop()
-    results["verdicts"] = verdicts(results["figures"])
-    results["seconds"] = round(time.monotonic() - started, 1)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
-        f.write("\n")
+    run["seconds"] = round(time.monotonic() - started, 1)
+    try:
+        held = results.load(args.out)  # read again: another run may have merged its figures meanwhile
+    except results.Unreadable as e:
+        aside = "{}.{}.json".format(args.out, run["taken"].replace(" ", "_").replace(":", ""))
+        results.write(aside, results.merge({}, run, figures))
+        print("bench: {}: this run's figures are in {}".format(e, os.path.relpath(aside)), file=sys.stderr)
+        return 1
+    merged = results.merge(held, run, figures)
+    merged["verdicts"] = verdicts(merged["figures"])
+    results.write(args.out, merged)
     print()
-    print(table(results))
-    print("\nwritten to {} in {:.0f} s".format(os.path.relpath(args.out), results["seconds"]))
+    print(table(merged))
+    print("\nmerged into {} in {:.0f} s: {}".format(os.path.relpath(args.out), run["seconds"],
+                                                  ", ".join(sorted(figures)) or "no figures"))
+    if failed:
+        print("bench: failed (see above; the file keeps their earlier figures): " + ", ".join(failed), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,4 +1,6 @@
 # The issue's goals, whether each figure meets them, and the printed results table.
+from bench.results import taken_by
+
 
 GOALS = {
     "smallest_heap": "ROMFS, the laptop side not counted: at most 256 KB (issue 12)",
@@ -198,12 +200,13 @@ def table(results):
             lines.append("| {} | {} | {} | {} | {} |".format(
                 name if i == 0 else "", runtime, value, GOALS[name] if i == 0 else "",
                 mark if i == 0 else ""))
-    machine = results.get("machine", {})
     lines.append("")
-    lines.append("machine: {} ({} cores, load average {} at the start), {}; CPython {}; "
-                 "MicroPython {}; MicroPython timing runs at -X heapsize={}; taken {}{}".format(
-                     machine.get("cpu"), machine.get("nproc"), machine.get("load_average"),
-                     machine.get("os"), machine.get("cpython"), machine.get("micropython"),
-                     results.get("timing_heap"), results.get("taken"),
-                     "; BENCH_QUICK" if results.get("quick") else ""))
+    for run_id in sorted(results.get("runs", {}), reverse=True):  # newest first
+        run = results["runs"][run_id]
+        machine = run.get("machine") or {}
+        lines.append("taken {}{}: {}; on {} ({} cores, load average {} at the start), {}; CPython {}; "
+                     "MicroPython {}; MicroPython timing runs at -X heapsize={}".format(
+                         run_id, " (BENCH_QUICK)" if run.get("quick") else "", ", ".join(taken_by(results, run_id)),
+                         machine.get("cpu"), machine.get("nproc"), machine.get("load_average"), machine.get("os"),
+                         machine.get("cpython"), machine.get("micropython"), run.get("timing_heap")))
     return "\n".join(lines)
