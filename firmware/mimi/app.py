@@ -21,7 +21,9 @@ from mimi.config import Config
 from mimi.gateway.server import Gateway
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
+from mimi.llm import COMMANDS as LLM_COMMANDS
 from mimi.llm.claude import Claude
+from mimi.llm.models import Models
 from mimi.net import tls
 from mimi.net.wifi import WiFi
 from mimi.safety import audit, breaker, budget, policy  # [safety]
@@ -67,15 +69,19 @@ class App:
         self.sessions = Sessions(self.flash.sessions_dir)
         self.wifi = WiFi(self.config)
         self.claude = Claude(self.config)
+        self.models = Models(self.config, self.claude)  # claude, or the chain of model profiles (llm_use)
         self.console = Console(self)
         self.channels = {"cli": self.console}
         self.registry = Registry(self)
         self.breaker, self.audit = breaker.setup(self), audit.setup(self)  # [safety] breakers, audit log
         self.space = space.setup(self, self.audit.folder)  # a full flash gives up old chats, notes, audit days
         self.policy = policy.setup(self)  # [safety] roles, tool tiers, autonomy levels, confirmations
-        self.agent = Agent(self.bus, self.claude, Context(self.flash, self.memory), self.sessions,
+        self.agent = Agent(self.bus, self.models, Context(self.flash, self.memory), self.sessions,
                            self.channels, self.wifi.is_up, self.registry, self.config)
         self.budget = budget.setup(self)  # [safety] rate limits, call and token budgets, usage
+        self.budget.free_answers = self.models.has_free  # a free profile answers once the budget is spent
+        self.models.budget_spent, self.models.tell = self.budget.spent_today, self.owner.tell
+        self.console.commands.add_lines(LLM_COMMANDS)  # llm_add, llm_use... (llm/commands.py when typed)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
         # Network services: each registers its channel in self.channels and its console commands.

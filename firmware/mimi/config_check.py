@@ -57,4 +57,20 @@ def checked(name, kind, low, high, value, limit):
                 raise ValueError("{} must be user ids separated by commas, like 12345,67890"
                                  .format(name))
         value = ",".join(ids)
+    if kind in _PROFILE_KINDS and value:  # model profiles (llm/profiles.py owns their grammar)
+        from mimi.llm import profiles
+
+        try:
+            value = _PROFILE_KINDS[kind](profiles)(value)
+        except ValueError as exc:
+            raise ValueError("{}: {}".format(name, exc))
     return value
+
+
+# A model profile's settings: a name, a chain of names, a price, a whole profile line.
+_PROFILE_KINDS = {
+    "name": lambda p: p.check_name,
+    "names": lambda p: p.check_names,
+    "price": lambda p: lambda text: p.price_text(p.parse_price(text)),
+    "profile": lambda p: p.check_line,
+}

@@ -6,7 +6,8 @@ from mimi.bus.message import Message
 from mimi.config import Config
 from mimi.safety import usage_report, usage_store
 from mimi.safety.budget import USERS_MAX, Budget, user_key
-from mimi.safety.usage_report import cost_micro_usd, price_of, report, usd
+from mimi.safety.prices import cost_micro_usd, price_of
+from mimi.safety.usage_report import report, usd
 from mimi.safety.usage_store import MODELS_MAX, OTHER, UsageStore
 from support import NotImported, imported, read, remove_tree, run, tempdir, write
 

@@ -265,7 +265,7 @@ def test_settings_table_is_consistent():
         assert len(ns) <= 15 and len(key) <= 15
         assert (ns, key) not in seen
         seen.append((ns, key))
-        assert kind in (config.TEXT, config.URL, config.IDS, config.INT)
+        assert kind in config.KINDS
         assert description
         if kind == config.INT:
             assert low <= default <= high
@@ -274,7 +274,8 @@ def test_settings_table_is_consistent():
                                       ("llm_config", "api_key"), ("gw_config", "ws_token"),
                                       ("web_config", "search_key"), ("mqtt_config", "password"),
                                       ("mcp_config", "token"), ("voice_config", "stt_key"),
-                                      ("voice_config", "tts_key")])
+                                      ("voice_config", "tts_key")]
+                                     + [("llm_profiles", "k{}".format(n)) for n in range(1, 7)])
 
 
 def test_a_name_with_a_tab_or_newline_never_matches_across_fields():

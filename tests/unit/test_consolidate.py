@@ -32,23 +32,23 @@ class FakeClaude:
         self.fail = False
 
     async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
-                     max_tokens=None):
+                     max_tokens=None, route=None):
         self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model,
-                           "max_tokens": max_tokens})
+                           "max_tokens": max_tokens, "job": route.job if route else None})
         if self.fail:
-            from mimi.llm.errors import ClaudeError
+            from mimi.llm.errors import ModelError
 
-            raise ClaudeError("cut", "The connection to Claude broke")
+            raise ModelError("cut", "The connection to Claude broke")
         return Result(self.reply)
 
 
 class FakeAgent:
     def __init__(self, claude, refusal=None):
-        self.claude = claude
+        self.models = claude  # the agent's models (llm/models.py): this fake answers for every profile
         self.refusal = refusal
         self.used = []
 
-    def check_call(self, message):
+    def check_call(self, message, job=None):
         return self.refusal
 
     def spent(self, message, result):
@@ -403,7 +403,7 @@ def test_a_turn_on_a_short_session_leaves_consolidation_unloaded():
         _fill(app, 10)  # 20 messages: at the cap, not over it
         _turn(app)
         assert not _loaded() and not hasattr(app, "consolidator")  # never imported: no consolidator made
-        assert app.agent.claude.calls == [] and len(_contents(app)) == 20
+        assert app.agent.models.calls == [] and len(_contents(app)) == 20
         assert not app.sessions.may_consolidate("telegram", "42")
         _fill(app, 1)
         assert app.sessions.may_consolidate("telegram", "42")

@@ -6,7 +6,7 @@ from support import remove_tree, tempdir, write
 from mimi.agent import context as context_module
 from mimi.agent.context import Context
 from mimi.agent.prompt_file import PromptFile
-from mimi.llm.claude import _json_value
+from mimi.llm.claude import json_value
 from mimi.storage import files
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
@@ -27,14 +27,14 @@ def _context():
 def _sent(system):
     """The bytes the request writes for this system value (chunks of a file included)."""
     out = []
-    for piece in _json_value(system):
+    for piece in json_value(system):
         out.append(b"".join(piece.chunks()) if hasattr(piece, "chunks") else piece)
     return b"".join(out)
 
 
 def _in_ram(ctx, now):
     """What the request carried before the prompt went to flash: the blocks built in RAM."""
-    return b"".join(_json_value(context_module._blocks(ctx.sections(now))))
+    return b"".join(json_value(context_module._blocks(ctx.sections(now))))
 
 
 def test_kept_across_turns_and_session_writes_rebuilt_after_a_prompt_file_changes():

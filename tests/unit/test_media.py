@@ -138,7 +138,7 @@ def test_the_space_policy_gives_up_unread_received_files_first():
 
 
 def test_the_request_body_holds_the_file_as_valid_json_and_its_length_is_exact():
-    from mimi.llm.claude import _json_pieces
+    from mimi.llm.claude import JsonBody
 
     top = tempdir("body")
     try:
@@ -149,7 +149,7 @@ def test_the_request_body_holds_the_file_as_valid_json_and_its_length_is_exact()
         turn = {"role": "user", "content": [{"type": "text", "text": "[context]"}, {"type": "text", "text": "hi"}]}
         attachments.attach(turn, attachments.media("image", photo, "image/jpeg"))
         attachments.attach(turn, attachments.media("text", notes, "text/plain", "n.txt"))
-        pieces = _json_pieces([{"type": "text", "text": "sys"}], [turn], None, "m", 100)
+        pieces = list(JsonBody([{"type": "text", "text": "sys"}], [turn], None, "m", 100).pieces())
         length = 0
         out = []
         for piece in pieces:

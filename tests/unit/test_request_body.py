@@ -1,7 +1,7 @@
 # The request body is written in pieces, yet is exactly the JSON a json.dumps of the whole would give.
 import json
 
-from mimi.llm.claude import _json_pieces
+from mimi.llm.claude import JsonBody
 
 
 def test_pieces_join_to_the_json_of_the_whole_request():
@@ -11,7 +11,7 @@ def test_pieces_join_to_the_json_of_the_whole_request():
     messages = [{"role": "user", "content": "hi \U0001F600"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "t", "input": {"a": [1, 2.5, None, True], 'we"ird\n': {}}}]},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ok", "is_error": False}]}]
-    pieces = _json_pieces(system, messages, tools, "claude-x", 1000, "none")
+    pieces = list(JsonBody(system, messages, tools, "claude-x", 1000, "none").pieces())
     body = json.loads(b"".join(pieces))
     assert body == {"model": "claude-x", "max_tokens": 1000, "stream": True, "system": system, "tools": tools,
                     "tool_choice": {"type": "none"}, "messages": messages}

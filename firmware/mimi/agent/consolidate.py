@@ -118,20 +118,21 @@ class Consolidator:
         messages, n, last = self._oldest(stem, total, KEEP)
         if not n:
             return "nothing to consolidate"
-        refusal = agent.check_call(message)  # the budget and the hourly cap apply as to any call
+        refusal = agent.check_call(message, "summary")  # the budget and the hourly cap apply as to any call
         if refusal:
             return "not now ({})".format(refusal.split(".")[0])
         facts_ok = self._facts_allowed(role)
         system = summary_call.system(facts_ok)
         prompt = {"role": "user", "content": summary_call.transcript(messages)}
         del messages
-        model = self.app.config.get("llm_config", "watch_model") or None  # the cheaper model, when set
-        from mimi.llm.errors import ClaudeError
+        model = self.app.config.get("llm_config", "watch_model") or None  # claude's cheaper model, when set
+        from mimi.llm.errors import ModelError
+        from mimi.llm.models import Route
 
-        try:
-            result = await agent.claude.stream(system, [prompt], None, None, None, model,
-                                               max_tokens=SUMMARY_TOKENS)
-        except ClaudeError as exc:
+        try:  # llm_for summary: a profile of its own (a small local model) before the chain
+            result = await agent.models.stream(system, [prompt], None, None, None, model,
+                                               max_tokens=SUMMARY_TOKENS, route=Route("summary"))
+        except ModelError as exc:
             return "the summary call failed ({}); the turns stay".format(exc.message)
         agent.spent(message, result)
         summary, facts = summary_call.parse_reply(result.text)

@@ -1,10 +1,11 @@
-# The agent loop: inbound message -> context -> streamed Claude reply (with tool rounds) -> session -> outbound.
+# The agent loop: inbound message -> context -> streamed model reply (with tool rounds) -> session -> outbound.
 import asyncio
 
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.health import memory_errors
-from mimi.llm.errors import ClaudeError
+from mimi.llm.errors import ModelError
+from mimi.llm.models import Route, job_of
 from mimi.llm.text import Text
 from mimi.platform import const
 
@@ -17,9 +18,9 @@ VOICE_RETRY = "/retry"  # sends a voice note kept after a failed transcription a
 
 
 class Agent:
-    def __init__(self, bus, claude, context, sessions, channels, network_up=None, registry=None, config=None):
+    def __init__(self, bus, models, context, sessions, channels, network_up=None, registry=None, config=None):
         self.bus = bus
-        self.claude = claude
+        self.models = models  # llm/models.py: claude, or the chain of model profiles
         self.context = context
         self.sessions = sessions
         self.channels = channels  # name -> channel object (send; optional on_start, on_delta, on_tool)
@@ -31,7 +32,7 @@ class Agent:
         self.tool_calls = 0
         self.busy_with = None
         # Turn gates (budgets, rate limits): async admit(message) -> refusal text or None, at the start of a turn;
-        # check_call(message) -> refusal or None before every Claude call; spent(message, result) after each.
+        # check_call(message, job) -> refusal or None before every model call; spent(message, result) after each.
         self.gates = []
         # After a saved turn: async hook(agent, message, session) (e.g. memory consolidation); never fails a turn.
         self.after_turn = []
@@ -43,9 +44,9 @@ class Agent:
                 return refusal
         return None
 
-    def check_call(self, message):
+    def check_call(self, message, job=None):
         for gate in self.gates:
-            refusal = gate.check_call(message)
+            refusal = gate.check_call(message, job)
             if refusal:
                 return refusal
         return None
@@ -109,14 +110,18 @@ class Agent:
         exchange = Exchange(self, message)
         try:
             await exchange.converse()
-        except ClaudeError as exc:
+            await exchange.finish()
+        except ModelError as exc:
             self.failures += 1
             await self._reply(message, exc.message, "error", exchange.streaming and exchange.shown)
             return
         reply, session, now, streaming = exchange.reply(), exchange.session, exchange.now, exchange.streaming
+        note = exchange.note
         del exchange
         self._save(session, message, reply, now)
         self.turns += 1
+        if note:  # which profile answered, when not the first: shown, not kept in the session
+            reply = Text(reply.pieces + [note])
         await self._reply(message, reply, "reply", streaming)
         for hook in self.after_turn if session else ():
             try:
@@ -124,10 +129,11 @@ class Agent:
             except Exception as exc:
                 platform.log("agent: after-turn step failed: {}".format(exc))
 
-    def tools(self):
-        """The request's tools: the registry's, with Claude's own web tools as the search mode says."""
+    def tools(self, server=True):
+        """The request's tools: the registry's, with Claude's own web tools as the search mode says (server
+        False: for a model without them, llm/server_tools.py)."""
         device = self.registry.definitions() if self.registry is not None and self.registry.tools else None
-        config = getattr(self.claude, "config", None)
+        config = self.config
         if config is None:
             return device
         from mimi.llm import server_tools
@@ -137,7 +143,7 @@ class Agent:
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        return server_tools.definitions(config, device, left)
+        return server_tools.definitions(config, device, left, server)
 
     def _save(self, session, message, reply, now):
         if not session:
@@ -155,7 +161,7 @@ class Agent:
 
 
 class Exchange:
-    """One turn of the agent, step by step: the request built from flash (start), Claude's rounds streamed
+    """One turn of the agent, step by step: the request built from flash (start), the model's rounds streamed
     with the tools they ask for run between them (converse), the rounds' texts joined as pieces (reply)."""
 
     def __init__(self, agent, message):
@@ -169,6 +175,8 @@ class Exchange:
         self.texts = []  # each round's reply text (a Text), or a gate's refusal (a str)
         self.result = None  # the last round's
         self.turn = None  # who the tools run for (tools/turn.py), made at the first tool call
+        self.route = Route(job_of(message.meta))  # which model profile answers (llm/models.py)
+        self.note = None  # "answered by <profile> (...)", when not the chain's first
 
     async def on_delta(self, text):
         if self.fresh_round:
@@ -196,10 +204,10 @@ class Exchange:
 
             attachments.attach(turn, _media(message))
         messages.append(turn)
-        return messages, agent.context.system_blocks(self.now), agent.tools()
+        return messages, agent.context.system_blocks(self.now), agent.tools
 
     async def converse(self):
-        """Claude's rounds until it stops asking for tools (at most MAX_TOOL_ROUNDS, then one without)."""
+        """The model's rounds until it stops asking for tools (at most MAX_TOOL_ROUNDS, then one without)."""
         agent, message = self.agent, self.message
         if self.channel is not None and hasattr(self.channel, "on_start"):
             await self.channel.on_start(message.chat_id)
@@ -210,16 +218,18 @@ class Exchange:
         for round_no in range(MAX_TOOL_ROUNDS + 1):
             last = round_no == MAX_TOOL_ROUNDS
             self.fresh_round = True
-            refusal = agent.check_call(message)
+            refusal = agent.check_call(message, self.route.job)
             if refusal:
                 self.texts.append(refusal)
                 if self.streaming:  # the text so far was shown: show why the turn stops here too
                     await self.on_delta(refusal)
                 return
-            result = self.result = await agent.claude.stream(
+            self.route.shown = self.shown
+            result = self.result = await agent.models.stream(
                 system, messages, tools, self.on_delta if self.streaming else None,
-                "none" if last and tools else None, model, self.on_tool)
+                "none" if last else None, model, self.on_tool, route=self.route)
             agent.spent(message, result)
+            self._noted()
             text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
             if text:
                 self.texts.append(text)
@@ -235,6 +245,22 @@ class Exchange:
                 return
             _assistant(messages, result.blocks())
             messages.append({"role": "user", "content": await self._run_tools(calls)})
+
+    def _noted(self):
+        """The reply's line naming the profile that answered, when it was not the first (llm_note)."""
+        note = self.route.note()
+        if note and self.agent.config is not None and self.agent.config.get("llm_config", "note"):
+            self.note = note
+
+    async def finish(self):
+        """What the reply ends with beyond the model's text (reply(): the max_tokens note; the note of the profile
+        that answered), streamed as its last pieces where the rest was streamed."""
+        if not (self.streaming and self.shown):
+            return
+        if self.result is not None and self.result.stop_reason == "max_tokens":
+            await self.channel.on_delta(self.message.chat_id, MAX_TOKENS_NOTE)
+        if self.note:
+            await self.channel.on_delta(self.message.chat_id, self.note)
 
     async def _run_tools(self, calls):
         """Run one round's tool calls concurrently, for this turn; the tool_result blocks, in call order."""

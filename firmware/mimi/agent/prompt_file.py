@@ -16,9 +16,10 @@ class PromptFile:
 
     is_json = True
 
-    def __init__(self, path, size):
+    def __init__(self, path, size, spans=()):
         self.path = path
         self.size = size
+        self.spans = spans  # (start, end) in the file of each block's escaped text: one string for other wires
 
     def __len__(self):
         return self.size
@@ -45,8 +46,9 @@ def write(path, make_blocks, preamble, sections):
     framing = _framing(make_blocks)
     if framing is None:
         return None
-    files.write_atomic(path, _encoded(framing, preamble, sections))
-    return PromptFile(path, files.size(path))
+    spans = []
+    files.write_atomic(path, _encoded(framing, preamble, sections, spans))
+    return PromptFile(path, files.size(path), spans)
 
 
 def _framing(make_blocks):
@@ -60,17 +62,26 @@ def _framing(make_blocks):
     return three[0].encode() + b'"', b'"' + three[1].encode() + b'"', b'"' + three[3].encode()
 
 
-def _encoded(framing, preamble, sections):
+def _encoded(framing, preamble, sections, spans):
+    """The file's bytes; spans gets (start, end) of each block's escaped text as it is written."""
     opening, between, closing = framing
     yield opening
-    yield from escaped(preamble)
+    at = start = len(opening)
+    for piece in escaped(preamble):
+        at += len(piece)
+        yield piece
     for i, (title, pieces) in enumerate(sections):
-        start = b"" if i == 0 else between  # a section that is not empty opens its own block
-        for piece in section(title, pieces):
-            if start:
-                yield start
-                start = b""
-            yield from escaped(piece)
+        opens = i > 0  # a section that is not empty opens its own block
+        for text in section(title, pieces):
+            if opens:
+                opens = False
+                spans.append((start, at))
+                yield between
+                at = start = at + len(between)
+            for piece in escaped(text):
+                at += len(piece)
+                yield piece
+    spans.append((start, at))
     yield closing
 
 

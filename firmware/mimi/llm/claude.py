@@ -1,10 +1,11 @@
-# The Anthropic Messages API over SSE: request, retries before the first delta, clear errors for the user.
+# The Anthropic Messages API over SSE: request, retries before the first delta, clear errors for the user; the
+# retry loop and the request's JSON writer serve the OpenAI-compatible client too (llm/openai_chat.py).
 import asyncio
 import json
 import os
 
 from mimi import jsontext
-from mimi.llm.errors import ClaudeError, from_response, from_stream_error
+from mimi.llm.errors import ModelError, from_response, from_stream_error
 from mimi.llm.sse import SSEParser
 from mimi.llm.stream import MessageAssembler, StreamError
 from mimi.net import http
@@ -16,6 +17,7 @@ MAX_ATTEMPTS = const(4)  # one try plus three retries
 BACKOFF_FIRST_MS = const(500)
 BACKOFF_MAX_MS = const(8000)
 RETRY_AFTER_MAX_S = const(60)
+FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
 FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
 STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
 STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
@@ -23,12 +25,10 @@ SSE_LINE_MAX = const(16384)
 SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
 ERROR_BODY_MAX = const(8192)
 _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
-_CUT_MESSAGE = "The connection to Claude broke before the reply was complete ({})."
+_CUT_MESSAGE = "The connection to {} broke before the reply was complete ({})."
 
 
-
-
-def _json_value(value):
+def json_value(value):
     """value as JSON bytes pieces, long strings in slices: no large single allocation."""
     if isinstance(value, str) and len(value) > jsontext.ESCAPE_SLICE:
         yield b'"'
@@ -49,14 +49,14 @@ def _json_value(value):
         for key in value:
             yield (b"" if first else b", ") + json.dumps(key).encode() + b": "
             first = False
-            yield from _json_value(value[key])
+            yield from json_value(value[key])
         yield b"}"
     elif isinstance(value, list):
         yield b"["
         for i, item in enumerate(value):
             if i:
                 yield b", "
-            yield from _json_value(item)
+            yield from json_value(item)
         yield b"]"
     else:
         yield json.dumps(value).encode()
@@ -75,23 +75,44 @@ class JsonBody:
         system, messages, tools, model, max_tokens, tool_choice, mcp_servers = self.parts
         yield b'{"model": ' + json.dumps(model).encode() + b', "max_tokens": ' + str(max_tokens).encode()
         yield b', "stream": true, "system": '
-        yield from _json_value(system)
+        yield from json_value(system)
         if tools:
             yield b', "tools": '
-            yield from _json_value(tools)
+            yield from json_value(tools)
             if tool_choice:
                 yield b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}"
         if mcp_servers:  # Claude's MCP connector: servers the API calls itself
             yield b', "mcp_servers": '
-            yield from _json_value(mcp_servers)
+            yield from json_value(mcp_servers)
         yield b', "messages": '
-        yield from _json_value(messages)
+        yield from json_value(messages)
         yield b"}"
 
 
-def _json_pieces(system, messages, tools, model, max_tokens, tool_choice=None):
-    """The request body as a list of byte pieces (system, tools and each message apart)."""
-    return list(JsonBody(system, messages, tools, model, max_tokens, tool_choice).pieces())
+async def retried(attempt, who, fail_fast=False):
+    """await attempt(streamed) until it returns: a retryable ModelError is tried again (MAX_ATTEMPTS in all, with
+    backoff and retry-after) while nothing of the reply streamed (streamed[0] stays False). who: the name the
+    console's retry line gives; fail_fast: the chain has a next profile, so a 429 asking a wait over
+    FAILOVER_WAIT_S is not waited for."""
+    backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
+    tries = 1
+    while True:
+        streamed = [False]
+        try:
+            return await attempt(streamed)
+        except ModelError as exc:
+            too_long = fail_fast and exc.retry_after is not None and exc.retry_after > FAILOVER_WAIT_S
+            if streamed[0] or not exc.retryable or tries >= MAX_ATTEMPTS or too_long:
+                if exc.retryable and tries > 1 and not streamed[0]:
+                    exc.message += " (tried {} times)".format(tries)
+                raise
+            delay = backoff.next()
+            wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
+            if exc.retry_after is not None:
+                wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
+            log("{}: {}; retrying in {} ms".format(who, exc.kind, wait))
+            await asyncio.sleep(wait / 1000)
+            tries += 1
 
 
 class Claude:
@@ -111,19 +132,27 @@ class Claude:
         self.last_usage = None
 
     async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
-                     on_tool=None, max_tokens=None):
+                     on_tool=None, max_tokens=None, profile=None, fail_fast=False):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 
         `on_delta(text)` is awaited for every text delta; `tool_choice` "none" forbids tool use;
         `model` and `max_tokens` override the configured ones for this call; `on_tool(name)` is awaited
-        when one of Claude's server tools (web search) starts.
-        Raises ClaudeError with a message for the user."""
+        when one of Claude's server tools (web search) starts. `profile`: another anthropic-format profile
+        (llm/profiles.py: its URL, key and model; Claude's server tools only on Anthropic's own API); None is
+        claude, llm_config's. `fail_fast`: see retried().
+        Raises ModelError with a message for the user."""
         cfg = self.config
-        api_key = cfg.get("llm_config", "api_key")
-        if not api_key:
-            raise ClaudeError("no_api_key", "No Anthropic API key is set. Set one with: set_api_key <key>")
+        if profile is None:
+            api_key, base, name = cfg.get("llm_config", "api_key"), cfg.get("llm_config", "api_base"), None
+            if not api_key:
+                raise ModelError("no_api_key", "No Anthropic API key is set. Set one with: set_api_key <key>")
+        else:
+            api_key, base, name, model = profile.key, profile.url, profile.name, profile.model
+            if not api_key:
+                raise ModelError("no_api_key", "Model profile {0} has no key. Set one with: llm_key {0} <key>"
+                                 .format(name))
         model = model or cfg.get("llm_config", "model")
-        url = cfg.get("llm_config", "api_base").rstrip("/") + "/v1/messages"
+        url = base.rstrip("/") + "/v1/messages"
         headers = {
             "x-api-key": api_key,
             "anthropic-version": API_VERSION,
@@ -131,7 +160,8 @@ class Claude:
             "accept": "text/event-stream",
         }
         line_max = SSE_LINE_MAX
-        servers = self.mcp_servers if tools else None  # the connector rides with the agent's tools
+        own = profile is None or profile.anthropic_own
+        servers = self.mcp_servers if tools and own else None  # the connector rides with the agent's tools
         if tools:
             from mimi.llm import server_tools
 
@@ -144,43 +174,32 @@ class Claude:
                 line_max = SERVER_LINE_MAX
         max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
         body = JsonBody(system, messages, tools, model, max_tokens, tool_choice, servers)
-        backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
-        attempt = 1
-        while True:
-            streamed = [False]
-            try:
-                return await self._attempt(url, headers, body, model, on_delta, streamed, line_max, on_tool)
-            except ClaudeError as exc:
-                if streamed[0] or not exc.retryable or attempt >= MAX_ATTEMPTS:
-                    if exc.retryable and attempt > 1 and not streamed[0]:
-                        exc.message += " (tried {} times)".format(attempt)
-                    raise
-                delay = backoff.next()
-                wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
-                if exc.retry_after is not None:
-                    wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
-                log("Claude: {}; retrying in {} ms".format(exc.kind, wait))
-                await asyncio.sleep(wait / 1000)
-                attempt += 1
 
-    async def _attempt(self, url, headers, body, model, on_delta, streamed, line_max=SSE_LINE_MAX, on_tool=None):
+        async def attempt(streamed):
+            return await self._attempt(url, headers, body, model, on_delta, streamed, line_max, on_tool, name)
+
+        return await retried(attempt, name or "Claude", fail_fast)
+
+    async def _attempt(self, url, headers, body, model, on_delta, streamed, line_max=SSE_LINE_MAX, on_tool=None,
+                       profile=None):
+        who = profile or "Claude"
         try:
             response = await http.request("POST", url, headers, body, self.idle_s, self.first_byte_s,
                                           self.deadline_s)
         except http.TLSError as exc:
-            raise ClaudeError("tls", "Cannot reach the Anthropic API: {}. {}".format(exc, _TLS_HINT))
+            raise ModelError("tls", "Cannot reach {}: {}. {}".format(_api(profile), exc, _TLS_HINT))
         except http.HTTPError as exc:
-            raise ClaudeError("network", "Cannot reach the Anthropic API: {}".format(exc), retryable=True)
+            raise ModelError("network", "Cannot reach {}: {}".format(_api(profile), exc), retryable=True)
         try:
             if response.status != 200:
                 raw = await response.read(ERROR_BODY_MAX)
-                raise from_response(response.status, response.headers, raw, model)
+                raise from_response(response.status, response.headers, raw, model, profile)
             parser = SSEParser()
             assembler = MessageAssembler()
             while not assembler.done:
                 line = await response.readline(line_max)
                 if line is None:
-                    raise ClaudeError("cut", _CUT_MESSAGE.format("the stream ended early"), True)
+                    raise ModelError("cut", _CUT_MESSAGE.format(who, "the stream ended early"), True)
                 event = parser.feed(line)
                 if event is None:
                     continue
@@ -196,15 +215,21 @@ class Claude:
             self.last_usage = assembler.usage
             return assembler
         except StreamError as exc:
-            raise from_stream_error(exc)
+            raise from_stream_error(exc, profile)
         except http.LineTooLong as exc:  # a proxy's or a broken stream's doing: worth another try before text
-            raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc), True)
+            raise ModelError("bad_stream", "{}'s reply could not be read: {}".format(who, exc), True)
         except http.HTTPError as exc:
-            raise ClaudeError("cut", _CUT_MESSAGE.format(exc), True)
+            raise ModelError("cut", _CUT_MESSAGE.format(who, exc), True)
         except ValueError as exc:  # an SSE event over its cap, or bad bytes
-            raise ClaudeError("bad_stream", "Claude's reply could not be read: {}".format(exc))
+            raise ModelError("bad_stream", "{}'s reply could not be read: {}".format(who, exc))
         except MemoryError:  # one event (a web search result block) larger than the free heap
-            raise ClaudeError("memory", "Claude's reply could not be read: one of its events does not fit "
-                              "in this board's memory (web search results are the usual cause: set_search off)")
+            raise ModelError("memory", "{}'s reply could not be read: one of its events does not fit "
+                             "in this board's memory (web search results are the usual cause: set_search off)"
+                             .format(who))
         finally:
             await response.aclose()
+
+
+def _api(profile):
+    """What a network error names: the Anthropic API, or model profile <name>."""
+    return "model profile " + profile if profile else "the Anthropic API"

@@ -1,5 +1,6 @@
-# What a failed Claude call says to the user: an HTTP error answer or a stream error as the fields of the
-# ClaudeError llm/errors.py makes of them (imported only when a call fails).
+# What a failed model call says to the user: an HTTP error answer or a stream error as the fields of the
+# ModelError llm/errors.py makes of them (imported only when a call fails). Claude's own words for the
+# claude profile; another profile is named, with the command that mends it.
 from mimi import jsontext
 from mimi.platform import const
 
@@ -7,14 +8,17 @@ _MESSAGE_MAX = const(200)
 
 
 def _api_detail(raw):
+    """(type, message) of an error body: Anthropic's {"error": {"type", "message"}} and OpenAI's
+    {"error": {"message", "type", "code"}} alike."""
     try:
         err = jsontext.loads(raw)["error"]
-        return err.get("type", ""), str(err.get("message", ""))[:_MESSAGE_MAX]
+        kind = err.get("type") or err.get("code") or ""
+        return str(kind), str(err.get("message", ""))[:_MESSAGE_MAX]
     except (ValueError, KeyError, TypeError, AttributeError):
         return "", ""
 
 
-def _explain(status, kind, detail, model):
+def _claude(status, kind, detail, model):
     if status == 401 or kind == "authentication_error":
         return "The Anthropic API key was refused (401). Set a valid one with: set_api_key <key>"
     if status == 403 or kind == "permission_error":
@@ -34,7 +38,36 @@ def _explain(status, kind, detail, model):
     return "The Anthropic API answered with an error ({}): {}".format(status or kind, detail)
 
 
-def answer(status, headers, raw, model):
+def _profile(status, kind, detail, model, name):
+    if status == 401 or kind in ("authentication_error", "invalid_api_key"):
+        return "Model profile {0} refused its key (401). Set a valid one with: llm_key {0} <key>".format(name)
+    if status == 403 or kind == "permission_error":
+        return "Model profile {}'s key is not allowed to do that (403): {}".format(name, detail)
+    if status == 404 or kind in ("not_found_error", "model_not_found"):
+        return "Model '{}' was not found at profile {} (404): {}. Change it with: llm_add {} ...".format(
+            model, name, detail or "no such model", name)
+    if status == 413 or kind == "request_too_large":
+        return "The conversation is too large for profile {} (413). Start afresh with: session_clear <chat>".format(
+            name)
+    if status == 429 or kind in ("rate_limit_error", "rate_limit_exceeded", "insufficient_quota"):
+        return "Model profile {} is rate limiting this key (429): {}".format(name, detail or "try again in a minute")
+    if status == 529 or kind == "overloaded_error":
+        return "Model profile {} is overloaded right now (529). Please try again shortly.".format(name)
+    if status == 400 or kind == "invalid_request_error":
+        return "Model profile {} rejected the request (400): {}".format(name, detail)
+    if kind == "api_error" or (status and status >= 500):
+        return "Model profile {} had an internal error ({}){}. Please try again.".format(
+            name, status or kind, ": " + detail if detail else "")
+    return "Model profile {} answered with an error ({}): {}".format(name, status or kind, detail)
+
+
+def _explain(status, kind, detail, model, profile):
+    if profile:
+        return _profile(status, kind, detail, model, profile)
+    return _claude(status, kind, detail, model)
+
+
+def answer(status, headers, raw, model, profile=None):
     """(kind, message, retryable, status, retry_after) of an HTTP error answer."""
     kind, detail = _api_detail(raw)
     retry_after = None
@@ -44,14 +77,17 @@ def answer(status, headers, raw, model):
         except ValueError:
             pass
     retryable = status in (408, 409, 429, 529) or status >= 500
-    return kind or "http_{}".format(status), _explain(status, kind, detail, model), retryable, status, retry_after
+    return kind or "http_{}".format(status), _explain(status, kind, detail, model, profile), retryable, status, \
+        retry_after
 
 
-def stream_error(kind, detail):
+def stream_error(kind, detail, profile=None):
     """(kind, message, retryable) of a StreamError's kind and message."""
     retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
     if kind in ("overloaded_error", "api_error", "rate_limit_error", "authentication_error"):
-        message = _explain(None, kind, detail, "")
+        message = _explain(None, kind, detail, "", profile)
+    elif profile:
+        message = "Model profile {}'s reply stopped with an error ({}): {}".format(profile, kind, detail)
     else:
         message = "Claude's reply stopped with an error ({}): {}".format(kind, detail)
     return kind, message, retryable

@@ -39,13 +39,17 @@ def fetch_on(config):
     return mode(config) == SERVER and config.get(NS, "server_fetch") == 1
 
 
-def definitions(config, device_tools, searches_left=True):
+def definitions(config, device_tools, searches_left=True, server=True):
     """The `tools` of a request: the device's own, with web_search (and web_fetch) swapped for Claude's
-    server tools in server mode. Built the same way every time, so prompt caching keeps working."""
+    server tools in server mode. Built the same way every time, so prompt caching keeps working. server False:
+    a model other than Anthropic's (llm/models.py), which has no server tools: the device's search when it has
+    a key, else none."""
     chosen = mode(config)
+    if not server and chosen == SERVER:
+        chosen = DEVICE if config.is_set(NS, "search_key") else OFF
     drop = ()
     if chosen != DEVICE:
-        drop = ("web_search", "web_fetch") if fetch_on(config) else ("web_search",)
+        drop = ("web_search", "web_fetch") if chosen == SERVER and fetch_on(config) else ("web_search",)
     tools = [t for t in device_tools or () if _name(t) not in drop] if drop else list(device_tools or ())
     if chosen == SERVER:
         uses = config.get(NS, "search_max_uses")

@@ -73,6 +73,9 @@ class RemoteTool(Encoded):
     def chunks(self):
         return (self.encoded,)
 
+    def _span(self):
+        return self.encoded, 0, len(self.encoded)
+
     def _decoded(self):
         return json.loads(self.encoded)
 

@@ -68,6 +68,7 @@ class Response:
         self.reason = ""
         self.headers = {}
         self.held = False  # this exchange holds small-board mode's one TLS session (net/tls_gate.py)
+        self.sent = 0  # the request body's bytes (a model's usage estimated when its server reports none)
 
     async def _fill(self):
         if self._eof:
@@ -291,7 +292,7 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
             raise NotSent("cannot reach {}:{} (not enough memory to connect)".format(host, port))
         raise
     response = Response(reader, writer, host, first_byte_s or read_timeout, deadline_ms, deadline_s)
-    response.held = held
+    response.held, response.sent = held, length
     sending = TLS_HANDSHAKE_TIMEOUT_S + read_timeout if tls_on else read_timeout
     sent = False
     try:

@@ -1,4 +1,5 @@
-# Budgets and rate limits: messages per user a minute, Claude calls an hour, tokens a day (owner warned).
+# Budgets and rate limits: messages per user a minute, model calls an hour, tokens a day (owner warned). A model
+# profile that costs nothing (llm/profiles.py: a LAN server unless priced) never spends the daily budget.
 import asyncio
 
 from mimi.platform import const, log
@@ -33,10 +34,11 @@ def user_key(message):
 
 
 class Budget:
-    """Agent gate: admit() refuses a turn, check_call() a Claude call, spent() counts what a call used."""
+    """Agent gate: admit() refuses a turn, check_call() a model call, spent() counts what a call used."""
 
     def __init__(self, config, store, tell=print, clock=None, spawn=None):
         self.config = config
+        self.free_answers = _none  # (job) -> True when a free profile answers once the budget is spent (wiring)
         self.store = store
         self.tell = tell  # how the owner hears of 80% and 100%
         self.clock = clock or store.clock  # Unix seconds
@@ -56,8 +58,8 @@ class Budget:
             return refusal
         return self._admit_user(message, self.clock())
 
-    def check_call(self, message):
-        refusal = self._global_refusal()
+    def check_call(self, message, job=None):
+        refusal = self._global_refusal(job)
         if refusal:
             return refusal
         self.minutes[self._slot(self.clock())] += 1
@@ -66,8 +68,13 @@ class Budget:
     def spent(self, message, result):
         meta = message.meta if isinstance(message.meta, dict) else {}
         model = getattr(result, "model", None) or meta.get("model") or self.config.get("llm_config", "model")
+        profile = getattr(result, "profile", "claude")
+        key = model if profile == "claude" else "{} {}".format(profile, model)  # claude's keys as ever: its model
+        usage = getattr(result, "usage", None)
+        if getattr(result, "estimated", False):  # no usage from the server: counted from the characters, said so
+            usage = dict(usage, estimated_replies=1)
         rolled = self.store.roll()
-        self.store.add(model, getattr(result, "usage", None))
+        self.store.add(key, usage)
         if self._check_thresholds() or rolled:
             self.store.save()
         else:
@@ -85,12 +92,28 @@ class Budget:
 
     def _over(self):
         limit = self.limit()
-        return limit > 0 and self.store.used_today() >= limit
+        return limit > 0 and self.used_today() >= limit
+
+    def used_today(self):
+        """Today's tokens the budget counts: every profile's but those that cost nothing."""
+        return self.store.used_today(self._free)
+
+    def _free(self, key):
+        if " " not in key:  # claude's: a model name
+            return False
+        from mimi.llm import profiles
+
+        profile = profiles.find(self.config, key.split(" ", 1)[0])
+        return profile is not None and profile.free
+
+    def spent_today(self):
+        """The daily budget is used up (the model chain then skips profiles that cost money)."""
+        return self._over()
 
     def _check_thresholds(self):
         """Tell the owner when today's use crosses 80% or 100% of the limit, once per limit each; True when
         a notice went out."""
-        limit, used = self.limit(), self.store.used_today()
+        limit, used = self.limit(), self.used_today()
         if limit <= 0 or used * 100 < limit * WARN_PERCENT:
             return False
         marks = self.store.marks
@@ -108,17 +131,17 @@ class Budget:
             return True
         return False
 
-    def _global_refusal(self):
+    def _global_refusal(self, job=None):
         if self.store.roll():
             self.store.save()
-        if self._over():
+        if self._over() and not self.free_answers(job):
             if self._check_thresholds():  # the limit was lowered below today's use: the owner hears it too
                 self.store.save()
             from mimi.safety.budget_texts import stop_text
 
             now = self.clock()
             until_midnight = _DAY_S - now % _DAY_S if usage_store.clock_date(now) is not None else None
-            return stop_text(self.store.used_today(), self.limit(), until_midnight)
+            return stop_text(self.used_today(), self.limit(), until_midnight)
         cap = self.setting("llm_per_hour")
         if self.calls_this_hour() >= cap:
             from mimi.safety.budget_texts import hour_refusal
@@ -204,8 +227,9 @@ class Budget:
         store = self.store
         store.roll()
         day = store.day or "clock not set"
-        usage_report.say(usage_report.report(store.today, "today ({} UTC):".format(day)))
-        usage_report.say(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day)))
+        usage_report.say(usage_report.report(store.today, "today ({} UTC):".format(day), store.cost))
+        usage_report.say(usage_report.report(store.month, "this month ({}):".format(day[:7] if store.day else day),
+                                             store.cost))
         for counts, title in ((store.voice_today, "today"), (store.voice_month, "this month")):
             usage_report.say(usage_report.voice_lines(counts, title, lambda key: self.config.get("voice_config", key)))
         await self.set_budget()
@@ -218,7 +242,22 @@ class Budget:
             self.config.set(NS, "day_tokens", tokens)
             usage_report.say(["daily token budget set to {} tokens (saved; in effect now)".format(self.limit())])
         usage_report.say(usage_report.limit_lines(self.store, self.limit(), self.calls_this_hour(), self.setting,
-                                                  self.clock()))
+                                                  self.clock(), self.used_today()))
+
+
+def _none(job=None):
+    return False
+
+
+def _key_cost(config, key, counts):
+    """A usage key's cost: claude's model at its list price, or a profile's price (llm/profiles.py, loaded then)."""
+    if " " not in key and not config.get("llm_config", "price"):
+        from mimi.safety.prices import cost_micro_usd
+
+        return cost_micro_usd(key, counts)
+    from mimi.llm.profiles import key_cost
+
+    return key_cost(config, key, counts)
 
 
 def setup(app):
@@ -230,7 +269,9 @@ def setup(app):
         log("budget: " + warning)
     if warning or store.dirty:
         store.save()
-    budget = Budget(app.config, store, app.owner.tell, spawn=asyncio.create_task)
+    config = app.config
+    store.cost = lambda key, counts: _key_cost(config, key, counts)  # a profile's own price (llm_price)
+    budget = Budget(config, store, app.owner.tell, spawn=asyncio.create_task)
     app.agent.gates.append(budget)
     app.console.commands.add_lines(_COMMANDS)  # app.budget: this budget (App)
     return budget

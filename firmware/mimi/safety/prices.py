@@ -5,6 +5,8 @@ from mimi.platform import const
 _SEARCHES_AT = const(4)  # counts are [input, output, cache read, cache write] and optionally web searches
 
 SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
+DEMO_MODEL = "offline-demo"  # make sim's stand-in brain (host_sim/demo_brain.py): its tokens cost nothing
+_CENT_MICRO = const(10000)  # micro-USD in a cent
 # USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
 # platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.
 # One model a line: prefix, input cents, output cents (a str constant stays in the image, not the heap).
@@ -40,23 +42,31 @@ def price_of(model):
 
 def cost_micro_usd(model, counts):
     """Estimated cost of [input, output, cache read, cache write] tokens in millionths of a USD, or None."""
+    if model == DEMO_MODEL:
+        return 0
     price = price_of(model)
     if price is None:
         return None
-    cents_in, cents_out = price
-    # cents per MTok * tokens / 100 = micro-USD; in 20ths so 1.25x and 0.1x stay whole numbers
-    twentieths = 20 * counts[0] * cents_in + 20 * counts[1] * cents_out + 2 * counts[2] * cents_in \
-        + 25 * counts[3] * cents_in
+    return cost_at((price[0] * _CENT_MICRO, price[1] * _CENT_MICRO), counts)
+
+
+def cost_at(price, counts):
+    """Micro-USD of [input, output, cache read, cache write, searches] at (input, output) micro-USD per MTok."""
+    micro_in, micro_out = price
+    # micro-USD per MTok * tokens / 10^6; in 20ths so 1.25x and 0.1x stay whole numbers
+    twentieths = 20 * counts[0] * micro_in + 20 * counts[1] * micro_out + 2 * counts[2] * micro_in \
+        + 25 * counts[3] * micro_in
     searches = counts[_SEARCHES_AT] if len(counts) > _SEARCHES_AT else 0
-    return (twentieths + 1000) // 2000 + searches * SEARCH_MICRO_USD
+    return (twentieths + 10000000) // 20000000 + searches * SEARCH_MICRO_USD
 
 
-def day_cost(table):
-    """Estimated micro-USD of a period's table (model -> counts), or None when a model has no known price."""
-    cost = 0
-    for model in table:
-        one = cost_micro_usd(model, table[model])
+def day_cost(table, cost=None):
+    """Estimated micro-USD of a period's table (key -> counts), or None when a model has no known price.
+    cost(key, counts): the price of a profile's model (key_cost); default: the list price by model."""
+    total = 0
+    for key in table:
+        one = cost(key, table[key]) if cost is not None else cost_micro_usd(key, table[key])
         if one is None:
             return None
-        cost += one
-    return cost
+        total += one
+    return total

@@ -2,9 +2,8 @@
 # (imported when one of them is typed).
 from mimi import platform
 from mimi.platform import const
-from mimi.safety.prices import day_cost
-from mimi.safety.prices import PRICES, SEARCH_MICRO_USD, cost_micro_usd, price_of  # noqa: F401  (re-exported)
-from mimi.safety.usage_store import TOKEN_FIELDS, clock_date, searches, total
+from mimi.safety.prices import DEMO_MODEL, cost_micro_usd, day_cost
+from mimi.safety.usage_store import TOKEN_FIELDS, clock_date, estimated, searches, total
 
 _DAY_S = const(86400)
 
@@ -17,26 +16,45 @@ def usd(micro):
     return "${}.{:04d}".format(micro // 10000, micro % 10000)
 
 
-def report(table, title):
-    """Console lines for one period: each model's tokens by kind and estimated cost, then the total."""
+def _label(key, profiles):
+    """How a usage key reads: a claude model as it is (or "claude (model)" beside other profiles), another
+    profile's "<profile> <model>" as "profile (model)", the offline demo as such."""
+    if key == DEMO_MODEL:
+        return "offline demo (make sim's stand-in: not billed)"
+    name, _, model = key.partition(" ")
+    if model:
+        return "{} ({})".format(name, model)
+    return "claude ({})".format(key) if profiles else key
+
+
+def report(table, title, cost=None):
+    """Console lines for one period: each model's tokens by kind and estimated cost (split by profile: claude's
+    models, then "<profile> <model>"), then the total. cost(key, counts): prices.key_cost (a profile's price)."""
     yield title
     if not table:
         yield "  (no tokens used)"
         return
     known, unknown = 0, False
+    profiles = any(" " in key for key in table)
     for model in sorted(table):
         counts = table[model]
-        cost = cost_micro_usd(model, counts)
-        if cost is None:
+        price = cost(model, counts) if cost is not None else cost_micro_usd(model, counts)
+        if price is None:
             unknown = True
         else:
-            known += cost
+            known += price
         searched = counts[TOKEN_FIELDS] if len(counts) > TOKEN_FIELDS else 0
         kinds = ", ".join("{} {}".format(LABELS[i], counts[i]) for i in range(TOKEN_FIELDS))
         tokens = "{} = {} tokens".format(kinds, sum(counts[:TOKEN_FIELDS]))
         if searched:  # "web searches 0" says nothing
             tokens += ", {} {}".format(searched, LABELS[TOKEN_FIELDS])
-        yield "  {}: {}, {}".format(model, tokens, "price unknown" if cost is None else "about " + usd(cost))
+        guessed = estimated(counts)
+        if guessed:
+            tokens += " (estimated from the characters of {} repl{}: the server reported no usage)".format(
+                guessed, "y" if guessed == 1 else "ies")
+        shown = "price unknown (llm_price sets one)" if price is None and " " in model else \
+            "price unknown" if price is None else "about " + usd(price)
+        yield "  {}: {}, {}".format(_label(model, profiles), tokens, shown)
     yield "  total: {} tokens, about {}{}".format(
         total(table), usd(known), " plus models of unknown price" if unknown else "")
 
@@ -50,17 +68,20 @@ def voice_lines(counts, title, setting):
             title, counts[0], counts[1], usd(cost))
 
 
-def limit_lines(store, limit, calls_this_hour, setting, now):
-    """Today's tokens against the daily budget, and the rate limits (setting(key): a safety_config value)."""
+def limit_lines(store, limit, calls_this_hour, setting, now, used):
+    """Today's tokens against the daily budget (used: those it counts), and the rate limits (setting(key): a
+    safety_config value)."""
     from mimi.safety.budget_texts import RAISE_HINT
 
-    used = store.used_today()
     if limit > 0:
         yield "budget: {} of {} tokens today ({}%){}".format(
             used, limit, used * 100 // limit, "; STOPPED until midnight UTC or {}".format(RAISE_HINT)
             if used >= limit else "")
     else:
         yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
+    free = store.used_today() - used
+    if free:
+        yield "  plus {} tokens of free profiles today (never counted against the budget)".format(free)
     yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
         calls_this_hour, setting("llm_per_hour"), setting("user_per_min"))
     cap, searched = setting("day_searches"), searches(store.today)
@@ -84,12 +105,12 @@ def history(store, count):
     chart); a day without use has 0 tokens."""
     now = store.clock()
     if store.day is None or clock_date(now) != store.day:  # the clock is not set (yet)
-        return [] if store.day is None else [[store.day, total(store.today), day_cost(store.today)]]
+        return [] if store.day is None else [[store.day, total(store.today), day_cost(store.today, store.cost)]]
     rows = []
     for back in range(count - 1, -1, -1):
         day = platform.utc_date(now - back * _DAY_S)
         if day == store.day:
-            rows.append([day, total(store.today), day_cost(store.today)])
+            rows.append([day, total(store.today), day_cost(store.today, store.cost)])
         else:
             row = store.days.get(day) or [0, 0]
             rows.append([day, row[0], row[1]])

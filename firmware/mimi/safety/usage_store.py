@@ -1,4 +1,5 @@
-# Tokens used per model today and this month, kept in a small JSON file (costs: usage_report.py).
+# Tokens used per model today and this month, kept in a small JSON file (costs: usage_report.py). A model of
+# a profile other than claude is counted as "<profile> <model>" (safety/budget.py).
 import json
 
 from mimi import platform
@@ -15,10 +16,12 @@ OTHER = "(other models)"
 SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
 MARKS_MAX = const(8)
 # The usage fields of a Messages API reply, in the order a model's counts are kept.
-# The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens.
+# The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens; the
+# sixth counts the replies whose tokens were estimated from their characters (a server that reports no usage).
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-          "web_search_requests")
+          "web_search_requests", "estimated_replies")
 TOKEN_FIELDS = const(4)
+_ESTIMATED_AT = const(5)
 # Speech services: [seconds of voice notes transcribed, characters spoken] today and this month.
 VOICE_FIELDS = const(2)
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
@@ -38,7 +41,7 @@ def _counts(table):
         row = table[model]
         if not isinstance(model, str) or not isinstance(row, list) or not TOKEN_FIELDS <= len(row) <= len(FIELDS):
             raise ValueError("bad counts")
-        row = row + [0] * (len(FIELDS) - len(row))  # a file written before web searches were counted
+        row = row + [0] * (_ESTIMATED_AT - len(row))  # a file written before web searches were counted
         for n in row:
             if not isinstance(n, int) or isinstance(n, bool) or n < 0:
                 raise ValueError("bad count")
@@ -88,6 +91,11 @@ def searches(table):
     return sum(row[TOKEN_FIELDS] for row in table.values() if len(row) > TOKEN_FIELDS)
 
 
+def estimated(counts):
+    """How many of a model's replies had their tokens estimated from their characters."""
+    return counts[_ESTIMATED_AT] if len(counts) > _ESTIMATED_AT else 0
+
+
 class UsageStore:
     """Counts per model for `day` and its month; `marks` hold the budget's notices sent today.
 
@@ -108,6 +116,7 @@ class UsageStore:
         self.saved_used = 0  # today's tokens as last written: what MQTT publishes, so it never goes down
         self.dirty = False
         self.saved_at = None  # Unix seconds of the last write
+        self.cost = None  # (key, counts) -> micro-USD or None: a profile's own price (set by safety/budget.py)
 
     def load(self):
         """Read the file; returns None, or a warning when it was unreadable and counting starts afresh."""
@@ -170,7 +179,7 @@ class UsageStore:
         if self.today:  # the usage chart's row for the day that ended
             from mimi.safety.prices import day_cost
 
-            self.days[self.day] = [total(self.today), day_cost(self.today)]
+            self.days[self.day] = [total(self.today), day_cost(self.today, self.cost)]
         for old in sorted(self.days)[:-DAYS_KEPT]:
             del self.days[old]
         self.day, self.today, self.marks, self.dirty = day, {}, {}, True
@@ -190,8 +199,10 @@ class UsageStore:
             key = model if model in table or len(table) < MODELS_MAX - 1 else OTHER
             counts = table.get(key)
             if counts is None:
-                counts = table[key] = [0] * len(FIELDS)
-            for i in range(len(FIELDS)):
+                counts = table[key] = [0] * _ESTIMATED_AT
+            if row[_ESTIMATED_AT] and len(counts) == _ESTIMATED_AT:  # the estimates' count only where there are some
+                counts.append(0)
+            for i in range(len(counts)):
                 counts[i] += row[i]
         self.dirty = True
         return sum(row[:TOKEN_FIELDS])
@@ -203,6 +214,9 @@ class UsageStore:
             counts[1] += max(0, chars)
         self.dirty = True
 
-    def used_today(self):
-        return total(self.today)
+    def used_today(self, free=None):
+        """Today's tokens; free(key) True leaves that model's out (a profile that costs nothing)."""
+        if free is None:
+            return total(self.today)
+        return sum(sum(row[:TOKEN_FIELDS]) for key, row in self.today.items() if not free(key))
 

@@ -1,0 +1,165 @@
+# An OpenAI-compatible Chat Completions request written from the forms the agent keeps (the Messages API's): the
+# system prompt as the first message, a tool round as tool_calls and tool messages, a photo as a data URL read
+# from flash while it is sent, tools as functions. Loaded only by a board that uses an openai profile.
+import json
+
+from mimi.jsontext import escaped
+from mimi.llm.claude import json_value
+from mimi.platform import const
+
+_READ_SLICE = const(1024)  # bytes of the prompt file read and sent at a time
+TOOL_ERROR = "[tool error] "  # a failed call's result starts so: the tool message has no error flag
+
+
+class Joined:
+    """Texts sent as one JSON string, never joined in RAM: a str is escaped as it is written, an object with
+    chunks() (a reply's pieces, a text file: escaped already; a file's base64) is written as it comes."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self._len = None
+
+    def __len__(self):
+        if self._len is None:
+            self._len = sum(len(chunk) for chunk in self.chunks())
+        return self._len
+
+    def chunks(self):
+        for part in self.parts:
+            if isinstance(part, str):
+                yield from escaped(part)
+            else:
+                yield from part.chunks()
+
+
+class _PromptText:
+    """The system prompt file's blocks (agent/prompt_file.py, Messages API JSON) as one string's inside: the
+    escaped text of each block, read from flash at the spans recorded when the file was written."""
+
+    def __init__(self, prompt):
+        self.path, self.spans = prompt.path, prompt.spans
+
+    def __len__(self):
+        return sum(end - start for start, end in self.spans)
+
+    def chunks(self):
+        with open(self.path, "rb") as f:
+            for start, end in self.spans:
+                f.seek(start)
+                while start < end:
+                    data = f.read(min(_READ_SLICE, end - start))
+                    if not data:
+                        raise OSError("the system prompt file changed while it was sent")
+                    start += len(data)
+                    yield data
+
+
+class _Function:
+    """A tool kept encoded (a built-in's LazyTool, an MCP server's tool) as a function tool, from its bytes."""
+
+    is_json = True
+
+    def __init__(self, tool):
+        self.tool = tool
+
+    def __len__(self):
+        return sum(len(chunk) for chunk in self.chunks())
+
+    def chunks(self):
+        yield b'{"type": "function", "function": '
+        yield from self.tool.function_chunks()
+        yield b"}"
+
+
+def system_text(system):
+    """The system prompt (a prompt file, its blocks, or a str) as one string for the system message."""
+    if isinstance(system, str) or system is None:
+        return system or ""
+    if hasattr(system, "spans"):
+        return Joined([_PromptText(system)])
+    return Joined([block["text"] for block in system])
+
+
+def tools_of(tools):
+    """The request's tools as functions; Claude's server tools (dicts with a type) have no counterpart."""
+    out = []
+    for tool in tools or ():
+        if getattr(tool, "is_json", False):
+            out.append(_Function(tool))
+        elif "type" not in tool:
+            out.append({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
+                                                         "parameters": tool["input_schema"]}})
+    return out
+
+
+def messages_of(system, messages):
+    """The chat's messages: the system message, then the turns, each Messages API block in its chat form."""
+    out = [{"role": "system", "content": system_text(system)}]
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):  # the history from flash (plain text turns) or a text turn
+            out.append(message)
+        elif message["role"] == "assistant":
+            out.append(_assistant(content))
+        else:
+            parts = []
+            for block in content:
+                if block.get("type") == "tool_result":  # one tool message per call, right after the calls
+                    out.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": _result(block)})
+                else:
+                    parts.append(_part(block))
+            if parts:
+                out.append({"role": "user", "content": parts})
+    return out
+
+
+def _result(block):
+    text = block.get("content")
+    if isinstance(text, list):  # result blocks: their texts
+        text = "\n".join(part.get("text", "") for part in text if isinstance(part, dict))
+    return TOOL_ERROR + text if block.get("is_error") else text
+
+
+def _assistant(content):
+    texts = [block["text"] for block in content if block.get("type") == "text"]
+    calls = [{"id": block["id"], "type": "function",
+              "function": {"name": block["name"], "arguments": json.dumps(block["input"])}}
+             for block in content if block.get("type") == "tool_use"]
+    out = {"role": "assistant", "content": Joined(texts) if texts else None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _part(block):
+    kind = block.get("type")
+    source = block.get("source") or {}
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": Joined(
+            ["data:{};base64,".format(source["media_type"]), source["data"]])}}
+    if kind == "document" and source.get("type") == "base64":
+        return {"type": "file", "file": {"filename": block.get("title") or "document.pdf", "file_data": Joined(
+            ["data:{};base64,".format(source["media_type"]), source["data"]])}}
+    if kind == "document":  # a text file: its text, headed by its name
+        return {"type": "text", "text": Joined(["[file {}]\n".format(block.get("title") or ""), source["data"]])}
+    return {"type": "text", "text": block.get("text", "")}
+
+
+class ChatBody:
+    """The request body, encoded while it is written (net/http walks pieces() to count, then to send)."""
+
+    def __init__(self, model, messages, tools, max_tokens, tokens_field, tool_choice=None):
+        self.parts = (model, messages, tools, max_tokens, tokens_field, tool_choice)
+
+    def pieces(self):
+        model, messages, tools, max_tokens, tokens_field, tool_choice = self.parts
+        yield '{{"model": {}, "stream": true, "stream_options": {{"include_usage": true}}, "{}": {}'.format(
+            json.dumps(model), tokens_field, max_tokens).encode()
+        if tools:
+            yield b', "tools": '
+            yield from json_value(tools)
+            if tool_choice:
+                yield b', "tool_choice": ' + json.dumps(tool_choice).encode()
+        yield b', "messages": '
+        yield from json_value(messages)
+        yield b"}"

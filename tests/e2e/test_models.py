@@ -1,0 +1,128 @@
+# Any model: an openai profile (an OpenAI-compatible server) from the outside, under both runtimes and the ROMFS
+# form: a streamed chat, two tool calls in one reply, a confirmation, a photo, a length cut, a mid-stream error,
+# failover from claude to a LAN profile, a watcher judged by its own profile, usage split by profile, no key shown.
+import json
+import re
+
+import pytest
+
+from host_sim import fake_anthropic
+from host_sim.fake_openai import FakeOpenAI, cut, error, stream_error, text, tool_calls
+from tests.e2e.conftest import API_KEY, free_port
+from tests.runtimes import RUNTIMES_WITH_ROMFS
+
+LOCAL_KEY = "sk-or-v1-local" + "q" * 30 + "LOCALSECRET"
+MODEL = "qwen2.5:7b"
+
+
+@pytest.fixture(params=sorted(RUNTIMES_WITH_ROMFS))
+def runtime(request):
+    return RUNTIMES_WITH_ROMFS[request.param]
+
+
+@pytest.fixture(scope="module")
+def lan_server():
+    server = FakeOpenAI("ollama", chunk=5)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def lan(lan_server):
+    lan_server.reset()
+    yield lan_server
+    lan_server.reset()
+
+
+def _local(device, lan, chain="local", key=None):
+    out = device.command("llm_add local openai {} {}{}".format(lan.base, MODEL, " " + key if key else ""))
+    assert "profile local added" in out, out
+    out = device.command("llm_use " + chain)
+    assert "chain: " in out, out
+    return device
+
+
+def _reply(device, said, timeout=30):
+    """Type chat, wait for the prompt; what the console showed from the reply's first mimi: on."""
+    out = device.command("chat " + said, timeout)
+    return out[out.index("mimi: ") + len("mimi: "):].rstrip("\n") if "mimi: " in out else out
+
+
+def test_a_chat_streams_from_an_openai_profile_and_the_history_follows(boot, lan, flash):
+    device = _local(boot(), lan)  # no Anthropic key at all: the local model is the assistant
+    lan.script(text("Hello from the local model, streamed in pieces."), text("Second answer."))
+    assert _reply(device, "hi there") == "Hello from the local model, streamed in pieces."
+    assert _reply(device, "and again") == "Second answer."
+    body = lan.requests[-1]["body"]
+    assert body["model"] == MODEL and body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert "max_tokens" in body and "max_completion_tokens" not in body
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert "Mimi" in body["messages"][0]["content"]  # the system prompt as one string: SOUL on flash
+    assert body["messages"][1]["content"] == "hi there"
+    assert body["messages"][2]["content"] == "Hello from the local model, streamed in pieces."
+    assert body["messages"][-1]["content"][-1] == {"type": "text", "text": "and again"}
+    assert "authorization" not in {k.lower() for k in lan.requests[-1]["headers"]}  # no key: none sent
+
+
+def test_two_tool_calls_in_one_reply_run_and_answer_by_id(boot, lan):
+    device = _local(boot(), lan)
+    lan.script(tool_calls(("get_current_time", {}), ("system_info", {}), text="Let me look."),
+               text("It is noon and all is well."))
+    reply = _reply(device, "time and status?")
+    assert reply.endswith("It is noon and all is well.")
+    first, second = [r["body"] for r in lan.requests[-2:]]
+    names = sorted(t["function"]["name"] for t in first["tools"])
+    assert "get_current_time" in names and all(t["type"] == "function" for t in first["tools"])
+    assert all(t["function"]["parameters"]["type"] == "object" for t in first["tools"])
+    assistant = second["messages"][-3]
+    assert assistant["role"] == "assistant" and assistant["content"] == "Let me look."
+    calls = assistant["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["get_current_time", "system_info"]
+    answers = second["messages"][-2:]
+    assert [m["role"] for m in answers] == ["tool", "tool"]
+    assert [m["tool_call_id"] for m in answers] == [c["id"] for c in calls]
+    assert "UTC" in answers[0]["content"]
+
+
+def test_a_length_cut_says_so_and_a_mid_stream_error_is_one_sentence(boot, lan):
+    device = _local(boot(), lan)
+    lan.script(text("A long story that", finish="length"))
+    assert _reply(device, "tell me").endswith("[reply cut short: it reached the max_tokens limit]")
+    lan.script(stream_error("Partial ", "Provider returned error", 502))
+    out = device.command("chat again", 60)
+    assert "Provider returned error" in out and "Traceback" not in out
+
+
+def test_no_key_is_ever_shown(boot, lan, flash):
+    device = _local(boot(), lan, key=LOCAL_KEY)
+    lan.script(text("ok"))
+    _reply(device, "hi")
+    assert lan.requests[-1]["headers"]["Authorization"] == "Bearer " + LOCAL_KEY
+    shown = device.command("llm_list") + device.command("config_show") + device.command("status")
+    assert "LOCALSECRET" not in shown and "llm_profiles.k1 = sk-o\u2026CRET" in shown
+    assert "LOCALSECRET" not in device.output
+
+
+def test_failover_from_claude_to_a_lan_profile_marks_the_reply_once(boot, fake, lan):
+    device = _local(boot(), lan, chain="claude,local")
+    device.command("set_api_key " + API_KEY)
+    fake.script(*[fake_anthropic.error(529)] * 4)
+    lan.script(text("The local model answers."))
+    out = device.command("chat hello", 60)
+    assert out.count("The local model answers.") == 1
+    assert "\u2014 answered by local (claude overloaded)" in out
+    assert len(fake.requests) == 4 and len(lan.requests) == 1  # claude's retries, then local once
+    assert "local (qwen2.5:7b); claude overloaded" in device.command("llm_list")
+
+
+def test_claude_unreachable_goes_to_the_lan_profile(boot, lan, flash):
+    device = boot(api="http://127.0.0.1:{}".format(free_port()))  # nothing listens there
+    _local(device, lan, chain="claude,local")
+    device.command("set_api_key " + API_KEY)
+    lan.script(text("Still here, on the LAN."))
+    out = device.command("chat are you there?", 60)
+    assert "Still here, on the LAN." in out and "answered by local (claude unreachable)" in out
+    lines = [json.loads(line) for line in (flash / "data" / "sessions" / "cli_console.jsonl").read_text().splitlines()]
+    assert lines[-1]["content"] == "Still here, on the LAN."  # the note is shown, not kept
