@@ -15,7 +15,7 @@ URL = "url"
 IDS = "ids"  # comma-separated decimal user ids
 INT = "int"
 # A model profile's name, a chain of them, a price, a whole profile (llm/profiles.py checks them).
-KINDS = (TEXT, URL, IDS, INT, "name", "names", "price", "profile")
+KINDS = (TEXT, URL, IDS, INT, "name", "names", "price", "profile", "token")
 
 _NOT_SET = "(not set)"
 _HIDDEN_SHORT = "****"
@@ -28,13 +28,13 @@ _HIDDEN_PASSWORD = "********"
 # (a|b|c); flags is 0, SECRET or PASSWORD.
 _TABLE = (
     b"\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
-    b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password"
+    b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password (wifi_set)"
     b"\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535\t"
     b"TCP port of the setup page on the MimiClaw-XXXX access point"
-    b"\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather"
+    b"\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather (set_tg_token)"
     b"\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t\tTelegram Bot API base URL"
     b"\ntg_config\tallowlist\tids\t\t0\t\t\tTelegram user ids allowed to chat, comma-separated"
-    b"\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key"
+    b"\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key (set_api_key)"
     b"\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t\tClaude model name"
     b"\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t\tAnthropic API base URL"
     b"\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000\tMost tokens in one reply"
@@ -85,7 +85,16 @@ _TABLE = (
     b"\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t\tOpen-Meteo forecast API base URL"
     b"\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t\t"
     b"Open-Meteo geocoding API base URL"
-    b"\ngw_config\tws_token\ttext\t\t1\t\t\tToken a WebSocket client must present"
+    b"\ngw_config\tws_token\ttoken\t\t1\toff\t\t"
+    b"Token a web chat client must present (set_ws_token); off: none needed, clients act as ws_open_role"
+    b"\ngw_config\tws_role\ttext\towner\t0\tobserver|operator|owner\t\t"
+    b"Role of web chat clients that present the token: observer, operator or owner (ws_role)"
+    b"\ngw_config\tws_open_role\ttext\tobserver\t0\tobserver|operator|owner\t\t"
+    b"Role of web chat clients while the token is off: observer, operator or owner (ws_open_role)"
+    b"\ngw_config\thosts\ttext\t\t0\t\t\t"
+    b"Other names the board answers to (Host), comma-separated; its IP, localhost and <hostname>.local always"
+    b"\ngw_config\torigins\ttext\t\t0\t\t\t"
+    b"Other web pages (origins, e.g. http://192.168.1.5:3000) that may use the web chat and /mcp, comma-separated"
     b"\nsafety_config\tcalls\tint\t3\t0\t1\t1000\tIdentical acting tool calls allowed per window"
     b"\nsafety_config\twindow_s\tint\t600\t0\t1\t86400\tSeconds in which repeated identical calls are counted"
     b"\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400\t"
@@ -124,7 +133,7 @@ _TABLE = (
     b"\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
     b"Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
     b"\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
-    b"\nmcp_config\ttoken\ttext\t\t1\t\t\t"
+    b"\nmcp_config\ttoken\ttoken\t\t1\t\t\t"
     b"Token MCP clients present (Authorization: Bearer); empty: the web chat's token (set_mcp_token)"
     b"\nmcp_config\trole\ttext\tobserver\t0\t\t\tRole of MCP clients' tool calls: observer, operator or owner (mcp_role)"
     b"\nmcp_config\ttimeout_s\tint\t30\t0\t1\t300\tSeconds one call to an MCP server may take"
@@ -189,6 +198,16 @@ def secret_names():
         start = end + 1
         end = _TABLE.find(b"\n", start)
     return found
+
+
+def is_secret(ns, key):
+    """True for a secret setting, False for any other or an unknown name (asked as a line is typed: no error
+    built, only the one row read)."""
+    needle = "\n{}\t{}\t".format(ns, key).encode()
+    at = _TABLE.find(needle)
+    if at < 0 or needle.count(b"\t") != 2 or needle.count(b"\n") != 1:
+        return False
+    return bool(int(_field(at + len(needle), 2)) & SECRET)
 
 
 def mask(value, password=False):

@@ -1,6 +1,13 @@
 # Checking a value for a setting (config.py's table row: its kind, range or words), loaded when a setting is set
-# or overridden, not at boot. The kinds are the table's own words.
-_INT, _URL, _IDS = "int", "url", "ids"
+# or overridden, not at boot. The kinds are the table's own words: a kind with a rule of its own (a token, a
+# model profile) is checked here, so every path that writes a setting (console, config_set, the web app, MCP,
+# provisioning) runs the same check.
+from mimi.platform import const
+
+_INT, _URL, _IDS, _TOKEN = "int", "url", "ids", "token"
+_TOKEN_MIN = const(8)
+_TOKEN_MAX = const(128)
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
 
 
 def _whole_number(value):
@@ -37,6 +44,8 @@ def checked(name, kind, low, high, value, limit):
     if not isinstance(value, str):
         raise TypeError("{} must be text".format(name))
     value = value.strip()
+    if kind == _TOKEN:  # low: the words it takes besides a token (gw_config.ws_token: off)
+        return _token(name, value, low)
     if len(value.encode()) > limit:
         raise ValueError("{} is too long: at most {} bytes".format(name, limit))
     for ch in value:
@@ -64,6 +73,22 @@ def checked(name, kind, low, high, value, limit):
             value = _PROFILE_KINDS[kind](profiles)(value)
         except ValueError as exc:
             raise ValueError("{}: {}".format(name, exc))
+    return value
+
+
+def _token(name, value, words):
+    """A token a client presents (in a URL or a Bearer header): 8 to 128 of A-Z a-z 0-9 - _ . ~, or one of the
+    row's words; the error never quotes it."""
+    if words and value.lower() in words.split("|"):
+        return value.lower()
+    ok = _TOKEN_MIN <= len(value) <= _TOKEN_MAX
+    for ch in value if ok else "":
+        if ch not in _TOKEN_CHARS:
+            ok = False
+            break
+    if not ok:
+        raise ValueError("{} must be {} to {} characters of A-Z a-z 0-9 - _ . ~{}".format(
+            name, _TOKEN_MIN, _TOKEN_MAX, " (or {})".format(words.replace("|", ", ")) if words else ""))
     return value
 
 

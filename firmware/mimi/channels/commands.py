@@ -4,22 +4,22 @@ from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  
 from mimi.platform import const
 
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
-# Commands whose arguments are secrets: the console echoes stars for them.
-SECRET_COMMANDS = ("set_api_key", "set_tg_token", "wifi_set", "set_search_key", "set_ws_token", "mqtt_auth",
-                   "set_mcp_token", "mcp_add", "mcp_remote", "set_stt_key", "set_tts_key")
+_SECRET_FIELD = const(6)  # a line's field after the handler: the first argument that is a secret (1: the first)
 
 
 # The built-in commands, one a line: name, usage, fewest args, most args (-1: rest joined), description,
 # and the namespace.key a setter saves or a module's function as in add_lines (else the method of that
-# name runs it), tab-separated. A str constant stays in the image (flash); a line is read only when its
-# command is run or listed. Other layers add theirs the same way (add_lines), with handlers found at
-# their first use.
+# name runs it), tab-separated; a command that takes a secret says which argument is the first secret in one
+# more field (the console shows it as stars and keeps the line out of its history; a setter of a secret
+# setting and config_set of one need none: the setting's row says so). A str constant stays in the image
+# (flash); a line is read only when its command is run or listed. Other layers add theirs the same way
+# (add_lines), with handlers found at their first use.
 _BUILTINS = (
     "\nhelp\thelp\t0\t0\tlist the commands\t"
     "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\t"
     "\nchat\tchat <text>\t1\t-1\ttalk to the agent from the console\t"
     "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect"
-    "\tmimi.net.wifi_console:wifi_set(app)"
+    "\tmimi.net.wifi_console:wifi_set(app)\t2"
     "\nwifi_status\twifi_status\t0\t0\tWiFi connection, IP and signal\tmimi.net.wifi_console:wifi_status(app)"
     "\nset_tg_token\tset_tg_token <token>\t1\t1\tsave the Telegram bot token\ttg_config.bot_token"
     "\nset_api_key\tset_api_key <key>\t1\t1\tsave the Anthropic API key\tllm_config.api_key"
@@ -74,7 +74,7 @@ class Commands:
         if found is None:
             return None
         text, fields = found
-        _, usage, fewest, most, description, target = fields
+        usage, fewest, most, description, target = fields[1:_SECRET_FIELD]
         if text is not _BUILTINS or ":" in target:  # a module's function (see add_lines)
             handler = self._later(target)
         elif target:  # a built-in setter: the namespace.key it saves
@@ -168,6 +168,41 @@ class Commands:
             return None
         text, fields = found
         return fields[5] if text is not _BUILTINS or ":" in fields[5] else None
+
+    def secret_from(self, line):
+        """Where a secret starts in a line as typed (the console shows it as stars from there and keeps the line
+        out of its history), or -1: the argument a command's line names as its first secret, the value of a
+        setter of a secret setting, or of config_set naming one. Words are split at spaces, as typed: a quoted
+        argument with spaces starts the stars early, never late."""
+        space = line.find(" ")
+        if space < 1:
+            return -1
+        name = line[:space]
+        if name == "config_set":
+            first, setting = 2, _word(line, 1)
+            if setting is None or "." not in setting[2] or _word(line, 2) is None:
+                return -1  # the setting's name is not typed whole yet
+            from mimi import config
+
+            if not config.is_secret(*setting[2].split(".", 1)):
+                return -1
+        else:
+            found = None if name in self.table else self._line(name)
+            if found is None:
+                return -1
+            text, fields = found
+            if len(fields) > _SECRET_FIELD:
+                first = int(fields[_SECRET_FIELD])
+            elif text is _BUILTINS and "." in fields[5] and ":" not in fields[5]:  # a setter: its setting says
+                from mimi import config
+
+                first = 1 if config.is_secret(*fields[5].split(".", 1)) else 0
+            else:
+                first = 0
+            if not first:
+                return -1
+        word = _word(line, first)
+        return -1 if word is None else word[0]
 
     def out(self, text):
         platform.console_write(text + "\n")
@@ -314,6 +349,22 @@ class Commands:
         from mimi import board
 
         self.out("  Board: {}".format(board.describe()))
+
+
+def _word(line, index):
+    """(start, end, text) of the line's word `index` (0: the command), split at spaces; None if not typed yet."""
+    at = 0
+    while True:
+        while at < len(line) and line[at] == " ":
+            at += 1
+        if at >= len(line):
+            return None
+        end = line.find(" ", at)
+        end = len(line) if end < 0 else end
+        if not index:
+            return at, end, line[at:end]
+        index -= 1
+        at = end
 
 
 def _safe(exc):

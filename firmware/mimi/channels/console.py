@@ -4,7 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.bus.queue import Queue
-from mimi.channels.commands import SECRET_COMMANDS, Commands
+from mimi.channels.commands import Commands
 from mimi.channels.line_editor import CANCEL, LineEditor
 from mimi.health import memory_errors
 from mimi.platform import const
@@ -26,7 +26,7 @@ class Console:
         self._streaming = False
         self._line_broken = False
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
-        self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, SECRET_COMMANDS,
+        self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, self.commands.secret_from,
                                  names=self.commands.names, prompt=PROMPT)  # Tab completes names
         self._lines = Queue(LINES_WAITING)
         self._questions = []  # open confirmation questions; the next line typed answers the oldest

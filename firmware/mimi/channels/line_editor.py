@@ -34,7 +34,8 @@ class LineEditor:
                  names=None, prompt=""):
         self.write = write  # text to the terminal; used only when echo is on
         self.echo = echo
-        self.secret_words = secret_words  # commands whose arguments are shown as stars
+        # commands whose arguments are shown as stars, or a function of the line: where its secret starts, or -1
+        self.secret_words = secret_words
         self.names = names  # callable -> command names, for Tab (None: Tab is typed as it is)
         self.prompt = prompt  # drawn again after Tab lists several names
         self.history = []
@@ -233,14 +234,21 @@ class LineEditor:
         self.write(self._shown(0, len(self.chars)) + _CLEAR_RIGHT)
         self._move(len(self.chars), self.cursor)
 
+    def _secret_from(self):
+        """Index of the line's first character shown as a star, or -1: the line holds no secret."""
+        line = "".join(self.chars)
+        if callable(self.secret_words):
+            return self.secret_words(line)
+        head = line.split(" ", 1)
+        return line.index(" ") + 1 if len(head) > 1 and head[0] in self.secret_words else -1
+
     def _is_secret(self):
-        head = "".join(self.chars).split(" ", 1)
-        return len(head) > 1 and head[0] in self.secret_words
+        return self._secret_from() >= 0
 
     def _shown(self, start, end):
-        """How chars[start:end] look: a secret command's arguments as stars (spaces kept)."""
-        if not self._is_secret():
+        """How chars[start:end] look: a secret as stars (spaces kept)."""
+        first = self._secret_from()
+        if first < 0:
             return "".join(self.chars[start:end])
-        first = self.chars.index(" ")
-        return "".join(c if i <= first or c == " " else "*"
+        return "".join(c if i < first or c == " " else "*"
                        for i, c in enumerate(self.chars[start:end], start))

@@ -26,8 +26,8 @@ async def cmd_token(gateway):
 
 async def cmd_set_token(gateway, token):
     config = gateway.app.config
-    config.set(TOKEN_NS, TOKEN_KEY, auth.check_new(token))
-    if token == auth.OFF:
+    config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (config_check.py)
+    if config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF:
         platform.console_write("gateway token off: anyone who reaches port {} may chat\n"
                                .format(config.get("gw_config", "ws_port")))
     else:

@@ -16,7 +16,7 @@ _COMMANDS = (
     "\nws_token\tws_token\t0\t0\tshow the gateway token and the web chat address"
     "\tmimi.gateway.commands:cmd_token(app.gateway)"
     "\nset_ws_token\tset_ws_token <token|off>\t1\t1\tchange the gateway token (off: no token needed)"
-    "\tmimi.gateway.commands:cmd_set_token(app.gateway)"
+    "\tmimi.gateway.commands:cmd_set_token(app.gateway)\t1"
     "\nset_ws_port\tset_ws_port <port>\t1\t1\tgateway TCP port (saved; the gateway moves at once)"
     "\tmimi.gateway.commands:cmd_set_port(app.gateway)"
     "\n"

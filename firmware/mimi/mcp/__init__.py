@@ -10,13 +10,13 @@ FILE_NAME = "mcp.json"  # in the data folder: the MCP servers the board uses (th
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = (
     "\nset_mcp_token\tset_mcp_token <token|off>\t1\t1\tthe token MCP clients present (off: the web chat's token)"
-    "\tmimi.mcp.server_commands:set_token(app)"
+    "\tmimi.mcp.server_commands:set_token(app)\t1"
     "\nmcp_role\tmcp_role [role]\t0\t1\trole of MCP clients' tool calls: observer (default), operator or owner"
     "\tmimi.mcp.server_commands:set_role(app)"
     "\nmcp_add\tmcp_add <name> <url> [token]\t2\t3\tlet the agent use an MCP server's tools (mcp__<name>__<tool>)"
-    "\tmimi.mcp.client_commands:add(app)"
+    "\tmimi.mcp.client_commands:add(app)\t3"
     "\nmcp_remote\tmcp_remote <name> <https-url> [token]\t2\t3\ta public MCP server Anthropic's API calls itself "
-    "(Claude's MCP connector)\tmimi.mcp.client_commands:add_remote(app)"
+    "(Claude's MCP connector)\tmimi.mcp.client_commands:add_remote(app)\t3"
     "\nmcp_list\tmcp_list\t0\t0\tthe MCP servers the agent uses\tmimi.mcp.client_commands:list_all(app)"
     "\nmcp_remove\tmcp_remove <name>\t1\t1\tforget an MCP server\tmimi.mcp.client_commands:remove(app)"
     "\nmcp_tools\tmcp_tools <name>\t1\t1\tthe tools an MCP server offers\tmimi.mcp.client_commands:tools(app)"

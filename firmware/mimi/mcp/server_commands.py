@@ -12,16 +12,6 @@ _WHAT_ROLES_MAY = (
     "\n  owner:    also files, memory and watchers: everything the console may do\n")
 
 
-def _check(token):
-    """The token to store, or ValueError (which never quotes it): sent in a header, so visible ASCII only."""
-    if not auth.TOKEN_MIN <= len(token) <= auth.TOKEN_MAX:
-        raise ValueError("the MCP token must be {} to {} characters (or off)".format(auth.TOKEN_MIN, auth.TOKEN_MAX))
-    for ch in token:
-        if not "!" <= ch <= "~":
-            raise ValueError("the MCP token may hold only visible ASCII characters, no spaces")
-    return token
-
-
 def role_of(config):
     """The role MCP clients' calls act with (mcp_role); an unknown stored value is the least trusted role."""
     role = config.get(NS, _ROLE_KEY)
@@ -39,7 +29,7 @@ def set_token(app, token):
         else:
             platform.console_write("MCP token off: MCP clients present the web chat's token (ws_token shows it)\n")
         return
-    config.set(NS, _TOKEN_KEY, _check(token))
+    config.set(NS, _TOKEN_KEY, token)  # the token's rule: its setting's kind (config_check.py)
     platform.console_write("MCP token saved: MCP clients send it as 'Authorization: Bearer <token>' "
                            "(the web chat's token no longer opens /mcp)\n")
 

@@ -8,7 +8,7 @@ _COMMANDS = (
     "\nmqtt_set\tmqtt_set <host> [port]\t1\t2\tconnect to an MQTT broker (Home Assistant, other boards)"
     "\tmimi.mqtt.commands:cmd_set(app)"
     "\nmqtt_auth\tmqtt_auth <user> <password> | mqtt_auth off\t1\t2\tthe MQTT user and password"
-    "\tmimi.mqtt.commands:cmd_auth(app)"
+    "\tmimi.mqtt.commands:cmd_auth(app)\t2"
     "\nmqtt_tls\tmqtt_tls on|off\t1\t1\tMQTT over TLS, the broker's certificate checked"
     "\tmimi.mqtt.commands:cmd_tls(app)"
     "\nmqtt_status\tmqtt_status\t0\t0\tMQTT connection, topics, role and counters"

@@ -16,7 +16,7 @@ TAVILY_KEY_PREFIX = "tvly-"
 # The console commands (channels/commands.py add_lines; builtin_defs.COMMANDS keeps a copy for boot).
 COMMANDS = (
     "\nset_search_key\tset_search_key <key> [brave|tavily]\t1\t2\tsave the web search API key (a tvly- key "
-    "selects Tavily)\tmimi.tools.web:set_search_key(app.config)"
+    "selects Tavily)\tmimi.tools.web:set_search_key(app.config)\t1"
     "\nset_search\tset_search [server|device|off|auto]\t0\t1\twho searches the web: Claude itself (server), "
     "this device with your key, or nobody\tmimi.tools.web:set_search(app.config)"
     "\n"
