@@ -4,17 +4,23 @@
 flash writes a MicroPython image and keeps the board's settings and files:
   - a full image (MicroPython's firmware.bin: bootloader at 0x0, partition table at 0x8000, app at
     the first app partition; what micropython.org publishes and `make firmware` builds) is written
-    as two pieces, bootloader + table at 0x0 and the app at its slot. Writing the whole file at 0x0
-    would also write the 0xff padding between table and app over nvs (the settings) and otadata;
+    as three pieces: the image's bootloader at 0x0, our partition table (PARTITIONS, partitions.csv
+    by default: the one `make fsimage`, `make romfs` and `make provision` print offsets for) at
+    0x8000 whatever table the image carries (MicroPython's own has no romfs or OTA slot and its vfs
+    elsewhere), and the image's app at our first app slot; the bootloader's header is given the
+    board's flash size, so the firmware sees all of the table. Writing the whole file at 0x0 would
+    also write the 0xff padding between table and app over nvs (the settings) and otadata;
   - an app image alone (micropython.bin) is written at the first app slot of partitions.csv.
-  otadata is erased (when the table has one) so the bootloader boots the app just written, not an
-  older one an OTA update left in the other slot. nvs, phy_init and vfs (every file, /data with
-  the owner's memory and sessions) are not touched.
+  otadata is erased (when our table has one) so the bootloader boots the app just written, not an
+  older one an OTA update left in the other slot. nvs, phy_init, romfs and vfs (every file, /data
+  with the owner's memory and sessions) are not touched.
 erase wipes the whole flash: firmware, settings and files.
 Before writing or erasing anything, `esptool flash-id` asks the board what it is. When nothing
-answers, another chip does, or its flash is smaller than the partition table to be written, it
-stops there with one line, the board untouched. PORT is a serial port (/dev/ttyACM0) or a
-socket:// URL (`make mock-board`: an emulated ESP32-S3, to try this without a board).
+answers, another chip does, its flash is smaller than the partition table to be written, the app
+is larger than its slot, or (a full image) the board's own table has its vfs elsewhere (its files
+would be lost), it stops there with one line, the board untouched. PORT is a serial port
+(/dev/ttyACM0) or a socket:// URL (`make mock-board`: an emulated ESP32-S3, to try this without a
+board).
 Every command is printed; $ESPTOOL replaces the venv's esptool (a test gives an esptool v4).
 """
 import argparse
@@ -33,11 +39,9 @@ CHIP_IDS = {0: "esp32", 2: "esp32s2", 5: "esp32c3", 9: "esp32s3", 12: "esp32c2",
 S3_CHIP_ID = 9
 IMAGE_MAGIC = 0xE9
 CHIP_ID_OFFSET = 12  # after magic, segments, flash mode, size/freq, entry (4), wp pin, drive (3)
-TABLE_ENTRY = struct.Struct("<2sBBII16sI")  # magic, type, subtype, offset, size, label, flags
-TABLE_MAGIC = b"\xaa\x50"
-TABLE_MAX_SIZE = 0xC00  # ESP-IDF's limit for the table, MD5 entry included
-APP_TYPE = 0
-OTADATA = (1, 0)  # data, ota
+FLASH_SIZE_OFFSET = 3  # the header's size/freq byte: the flash size in its high nibble
+FLASH_SIZES = ("1MB", "2MB", "4MB", "8MB", "16MB", "32MB", "64MB", "128MB")  # by that nibble
+FILES = ("vfs", "ffat")  # the labels MicroPython mounts its file system from (flashbdev.py)
 ESPTOOL_MAJOR = 5  # write-flash / erase-flash spellings
 WORK_DIR = os.path.join(serial_board.ROOT, "build", "flash")
 
@@ -46,8 +50,8 @@ WRONG_CHIP = re.compile(r"This chip is ([\w-]+), not ([\w-]+)")
 FATAL = "A fatal error occurred: "
 
 Piece = collections.namedtuple("Piece", "offset path what data")  # data: saved at path, or None
-# What to write, otadata (or None), notes to print, and the table the board reads: its end, name.
-Plan = collections.namedtuple("Plan", "pieces otadata notes table_end table_name")
+# What to write, otadata (or None), notes to print, and whether it is a full image.
+Plan = collections.namedtuple("Plan", "pieces otadata notes full")
 
 
 def esptool():
@@ -93,27 +97,19 @@ def read_image(path):
 def image_table(image):
     """The partition table inside a full image, or None for an app image alone."""
     start = partition_table.TABLE_OFFSET
-    parts = []
-    for pos in range(start, start + TABLE_MAX_SIZE, TABLE_ENTRY.size):
-        if len(image) < pos + TABLE_ENTRY.size:
-            break
-        magic, ptype, subtype, offset, size, label, _flags = TABLE_ENTRY.unpack_from(image, pos)
-        if magic != TABLE_MAGIC:
-            break  # 0xebeb (MD5 entry) or 0xffff (end)
-        name = label.rstrip(b"\0").decode("ascii", "replace")
-        parts.append(partition_table.Partition(name, ptype, subtype, offset, size, ""))
-    return parts or None
+    return partition_table.from_binary(image[start:start + partition_table.TABLE_MAX])
 
 
-def table_differences(image_parts, csv_parts):
-    """Lines naming each partition placed differently in the image than in partitions.csv."""
-    mine = dict((p.name, (p.offset, p.size)) for p in csv_parts)
-    theirs = dict((p.name, (p.offset, p.size)) for p in image_parts)
+def table_differences(theirs, mine, whose, csv_name):
+    """Lines naming each partition placed differently in `theirs` (whose: "board", "image") than
+    in ours."""
+    mine = dict((p.name, (p.offset, p.size)) for p in mine)
+    theirs = dict((p.name, (p.offset, p.size)) for p in theirs)
     lines = []
     for name in sorted(set(mine) | set(theirs)):
         if mine.get(name) != theirs.get(name):
-            lines.append("  {:<9} image: {:<22} partitions.csv: {}".format(
-                name, _place(theirs.get(name)), _place(mine.get(name))))
+            lines.append("  {:<9} {}: {:<22} {}: {}".format(
+                name, whose, _place(theirs.get(name)), csv_name, _place(mine.get(name))))
     return lines
 
 
@@ -122,39 +118,79 @@ def _place(where):
 
 
 def plan(image, firmware, csv_parts, csv_name):
-    """What writing this image takes (Plan); nothing is written yet."""
+    """What writing this image takes (Plan); nothing is written yet. Exits with one line when it
+    cannot be written."""
+    slot = next((p for p in csv_parts if p.type == "app"), None)
+    if slot is None:
+        sys.exit("flash: {} has no app partition; nothing was written".format(csv_name))
+    otadata = next((p for p in csv_parts if (p.type, p.subtype) == ("data", "ota")), None)
     parts = image_table(image)
     if parts is None:
-        slot = next(p for p in csv_parts if p.type == "app")
-        if len(image) > slot.size:
-            sys.exit("flash: {} ({} bytes) does not fit the {} slot ({} bytes)".format(
-                firmware, len(image), slot.name, slot.size))
-        otadata = next((p for p in csv_parts if p.type == "data" and p.subtype == "ota"), None)
-        return Plan([Piece(slot.offset, firmware, "app -> " + slot.name, None)], otadata, [],
-                    table_end(csv_parts), csv_name)
-    app = next((p for p in parts if p.type == APP_TYPE), None)
-    if app is None or len(image) <= app.offset:
-        sys.exit("flash: {} has a partition table but no app after it".format(firmware))
-    if len(image) - app.offset > app.size:
-        sys.exit("flash: the app in {} ({} bytes) does not fit its {} slot ({} bytes)".format(
-            firmware, len(image) - app.offset, app.name, app.size))
-    first_partition = min(p.offset for p in parts)
-    stem = os.path.join(WORK_DIR, os.path.splitext(os.path.basename(firmware))[0])
-    pieces = [Piece(0, stem + ".boot.bin", "bootloader + partition table",
-                    image[:first_partition]),
-              Piece(app.offset, stem + ".app.bin", "app -> " + app.name, image[app.offset:])]
-    otadata = next((p for p in parts if (p.type, p.subtype) == OTADATA), None)
-    notes = table_differences(parts, csv_parts)
-    if notes:
-        notes = (["the image's partition table is not {}'s; where they differ, "
-                  "what the board held there is no longer found (a moved vfs is formatted "
-                  "empty: copy your /data off first with mpremote):".format(csv_name)] + notes)
-    return Plan(pieces, otadata, notes, table_end(parts),
-                "the partition table in " + os.path.basename(firmware))
+        app, what = image, firmware
+        pieces = [Piece(slot.offset, firmware, "app -> " + slot.name, None)]
+        notes = []
+    else:
+        theirs = next((p for p in parts if p.type == "app"), None)
+        if theirs is None or len(image) <= theirs.offset:
+            sys.exit("flash: {} has a partition table but no app after it; nothing was written"
+                     .format(firmware))
+        app, what = image[theirs.offset:], "the app in " + firmware
+        try:
+            table = partition_table.binary(csv_parts)
+        except ValueError as e:
+            sys.exit("flash: {}: {}; nothing was written".format(csv_name, e))
+        stem = os.path.join(WORK_DIR, os.path.splitext(os.path.basename(firmware))[0])
+        start = partition_table.TABLE_OFFSET
+        pieces = [Piece(0, stem + ".bootloader.bin", "bootloader, the image's", image[:start]),
+                  Piece(start, stem + ".partitions.bin", "partition table, " + csv_name, table),
+                  Piece(slot.offset, stem + ".app.bin", "app -> " + slot.name, app)]
+        notes = []
+        if table_differences(parts, csv_parts, "image", csv_name):
+            where = ", ".join("{} {:#x}".format(p.name, p.offset) for p in parts)
+            notes = ["the image's own partition table ({}) is not written: the board gets {}'s"
+                     .format(where, csv_name)]
+    if len(app) > slot.size:
+        sys.exit("flash: {} ({} bytes) is larger than {}'s first app slot, {} ({} bytes); nothing "
+                 "was written".format(what, len(app), csv_name, slot.name, slot.size))
+    return Plan(pieces, otadata, notes, parts is not None)
 
 
 def table_end(parts):
     return max(p.offset + p.size for p in parts)
+
+
+def header_flash_size(image):
+    """The flash size an image's header says ("8MB"), or None."""
+    return dict(enumerate(FLASH_SIZES)).get(image[FLASH_SIZE_OFFSET] >> 4)
+
+
+def board_table(port):
+    """The partition table the board holds now (Partition records), or None when it holds none."""
+    os.makedirs(WORK_DIR, exist_ok=True)
+    path = os.path.join(WORK_DIR, "board-partitions.bin")
+    _esptool("flash", port, ["read-flash", hex(partition_table.TABLE_OFFSET),
+                             hex(partition_table.TABLE_MAX), path],
+             "reading the board's partition table failed; nothing was written")
+    with open(path, "rb") as f:
+        return partition_table.from_binary(f.read())
+
+
+def moved_files(board, csv_parts, csv_name, port):
+    """The refusal (one line) when the board's file system is elsewhere in our table: its files
+    would be lost. None when it is where our table has it, or the board has none."""
+    mine = next((p for p in csv_parts if p.name == "vfs"), None)
+    for theirs in (p for p in board if p.name in FILES):
+        if mine is None or (theirs.offset, theirs.size) != (mine.offset, mine.size):
+            return ("flash: the board's partition table has its {} (the board's files, /data "
+                    "included) at {:#x} ({:#x} bytes), {} at {}: flashing would lose those files; "
+                    "copy /data off with mpremote first if you want it, then `make erase PORT={}` "
+                    "(the whole flash, settings too) and `make flash` again; nothing was written"
+                    .format(theirs.name, theirs.offset, theirs.size, csv_name, _at(mine), port))
+    return None
+
+
+def _at(part):
+    return "{:#x} ({:#x} bytes)".format(part.offset, part.size) if part else "none"
 
 
 def _megabytes(size):
@@ -199,15 +235,37 @@ def _fatal(text):
 def flash(port, firmware, partitions):
     serial_board.require_port("flash", port, "make flash PORT=/dev/ttyACM0 FIRMWARE=firmware.bin")
     image = read_image(firmware)
-    todo = plan(image, firmware, partition_table.read(partitions), os.path.basename(partitions))
+    csv_name = os.path.basename(partitions)
+    try:
+        csv_parts = partition_table.read(partitions)
+    except (OSError, ValueError) as e:
+        sys.exit("flash: PARTITIONS={}: {}; nothing was written".format(partitions, e))
+    todo = plan(image, firmware, csv_parts, csv_name)
     check_version()
     size = probe("flash", port, "nothing was written")
-    if size is not None and todo.table_end > size:
+    if size is not None and table_end(csv_parts) > size:
         sys.exit("flash: the board on {} has {} of flash; {} needs {}: on an 8 MB board use "
-                 "PARTITIONS=partitions-8MiB.csv and firmware built for it; nothing was written"
-                 .format(port, _megabytes(size), todo.table_name, _megabytes(todo.table_end)))
+                 "PARTITIONS=partitions-8MiB.csv; nothing was written"
+                 .format(port, _megabytes(size), csv_name, _megabytes(table_end(csv_parts))))
+    args = ["write-flash"]
+    if todo.full:
+        board = board_table(port)
+        refusal = board and moved_files(board, csv_parts, csv_name, port)
+        if refusal:
+            sys.exit(refusal)
+        differences = table_differences(board, csv_parts, "board", csv_name) if board else []
+        if differences:
+            print("flash: the board's partition table is not {}'s; where they differ, what the "
+                  "board held is no longer found (a ROMFS image: `make deploy-romfs` again):"
+                  .format(csv_name))
+            print("\n".join(differences))
+        if _megabytes(size or 0) in FLASH_SIZES:  # into the bootloader's header: the whole flash
+            args += ["--flash-size", _megabytes(size)]
+            if header_flash_size(image) != _megabytes(size):
+                print("flash: the image's bootloader says {} of flash; written as the board's {}"
+                      .format(header_flash_size(image), _megabytes(size)))
     for note in todo.notes:
-        print("flash: " + note if not note.startswith("  ") else note)
+        print("flash: " + note)
     for piece in todo.pieces:
         if piece.data is not None:
             os.makedirs(WORK_DIR, exist_ok=True)
@@ -215,12 +273,11 @@ def flash(port, firmware, partitions):
                 f.write(piece.data)
         print("flash: {:#x} {} ({})".format(piece.offset, serial_board.shown(piece.path),
                                            piece.what))
-    print("flash: nvs (settings), phy_init and vfs (files, /data included) are not written")
+    print("flash: nvs (settings), phy_init, romfs and vfs (files, /data included) are not written")
     if todo.otadata:
         print("flash: erasing otadata so the board boots the app just written")
         _esptool("flash", port, ["erase-region", hex(todo.otadata.offset),
                                  hex(todo.otadata.size)])
-    args = ["write-flash"]
     for piece in todo.pieces:
         args += [hex(piece.offset), piece.path]
     _esptool("flash", port, args)
@@ -236,12 +293,12 @@ def erase(port):
     _esptool("erase", port, ["erase-flash"])
 
 
-def _esptool(who, port, args):
+def _esptool(who, port, args, failed=None):
     result = serial_board.run(on_board(port) + args)
     if result.returncode != 0:
-        sys.exit("{}: esptool stopped part-way on {} (exit status {}; its message is above): run "
-                 "`make {}` again, it does every step again".format(
-                     who, port, result.returncode, who))
+        failed = failed or "run `make {}` again, it does every step again".format(who)
+        sys.exit("{}: esptool stopped part-way on {} (exit status {}; its message is above): {}"
+                 .format(who, port, result.returncode, failed))
 
 
 def main(argv=None):

@@ -19,6 +19,20 @@ TABLE_16 = os.path.join(ROOT, "partitions.csv")
 TABLE_8 = os.path.join(ROOT, "partitions-8MiB.csv")
 PARTS_16 = partition_table.read(TABLE_16)
 PARTS_8 = partition_table.read(TABLE_8)
+
+
+def _micropython_table(factory_size):
+    """MicroPython's own partition table for ESP32_GENERIC_S3 (ports/esp32/partitions-8MiB.csv), the one
+    every image micropython.org publishes for it carries: no otadata, no second app slot, no romfs."""
+    Part = partition_table.Partition
+    return [Part("nvs", "data", "nvs", 0x9000, 0x6000, ""), Part("phy_init", "data", "phy", 0xF000, 0x1000, ""),
+            Part("factory", "app", "factory", 0x10000, factory_size, ""),
+            Part("vfs", "data", "fat", 0x10000 + factory_size, 8 * 1024 * 1024 - 0x10000 - factory_size, "")]
+
+
+STOCK_PARTS = _micropython_table(0x300000)  # vfs at 0x310000, 0x4f0000 bytes
+STOCK_PARTS_OLD = _micropython_table(0x1F0000)  # older releases: vfs at 0x200000, 0x600000 bytes
+STOCK_VERSION = "v1.26.1"  # the stock image's app description
 VERSION = "v1.26.0-mimi.1"  # the firmware flashed (its app description)
 WIFI_PASSWORD = "flashed-wifi-pass"
 ERASED = 0xFF

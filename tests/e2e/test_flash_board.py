@@ -1,7 +1,9 @@
 # Flashing tested the way a board is flashed: `make flash`, `make erase` and the esptool commands the
 # provisioning tools print, run with the venv's real esptool against an emulated ESP32-S3 ROM
 # bootloader (tools/mock_board.py), then the flash read back with esptool and checked: the table the
-# bootloader reads, the app in its slot, the NVS settings, the LittleFS files and the ROMFS image,
+# bootloader reads (ours, though the image flashed is a stock one carrying MicroPython's own table), the
+# app in our first slot, the NVS settings, the LittleFS files and the ROMFS image at the offsets the tools
+# printed,
 # on which the firmware then boots (every runtime; the ROMFS form mounts the romfs partition read
 # back), and what a re-flash and an erase leave on the board. The failures: test_flash_refusals.py.
 import base64
@@ -18,7 +20,7 @@ from host_sim import lfs_flash
 from host_sim.fake_anthropic import text
 from tests.e2e import esp_images
 from tests.e2e.conftest import API_KEY
-from tests.e2e.mock_board import (ERASED, MB, PARTS_16, VERSION, WIFI_PASSWORD, MockBoard,
+from tests.e2e.mock_board import (ERASED, MB, PARTS_16, STOCK_PARTS, VERSION, WIFI_PASSWORD, MockBoard,
                                   erased, make, part, provision_csv, region, tool)
 from tests.nvs_image import blobs, format_problems
 from tests.runtimes import ROOT, RUNTIMES_WITH_ROMFS
@@ -44,8 +46,9 @@ def runtime(request):
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     """A 16 MB ESP32-S3 after an OTA update, provisioned with the printed esptool commands (NVS from
-    provision.example.csv, the LittleFS image, the ROMFS image), then `make flash`ed with a full
-    firmware.bin; the whole flash read back."""
+    provision.example.csv, the LittleFS image, the ROMFS image), then `make flash`ed with the full image
+    micropython.org publishes for ESP32_GENERIC_S3 (MicroPython's own 8 MB table inside); the whole flash
+    read back."""
     tmp = tmp_path_factory.mktemp("board16")
     mock = MockBoard(tmp)
     try:
@@ -62,25 +65,38 @@ def board(tmp_path_factory):
         for name, result in made.items():
             assert result.returncode == 0, name + ": " + result.stdout[-2000:] + result.stderr[-2000:]
             assert len(mock.run_printed(result.stdout)) == 1, name
-        firmware = tmp / "firmware.bin"
-        firmware.write_bytes(esp_images.full_image(PARTS_16, VERSION, 16 * MB))
+        firmware = tmp / "ESP32_GENERIC_S3-SPIRAM_OCT-v1.26.1.bin"
+        firmware.write_bytes(esp_images.full_image(STOCK_PARTS, VERSION, 8 * MB))
         flashed = make("flash", "PORT=" + mock.url, "FIRMWARE=" + str(firmware))
         assert flashed.returncode == 0, flashed.stdout[-3000:] + flashed.stderr[-3000:]
         data = mock.read(0, "ALL", tmp / "read-back.bin")
         yield types.SimpleNamespace(mock=mock, tmp=tmp, bundle=bundle, firmware=firmware.read_bytes(),
-                                    flashed=flashed, data=data)
+                                    flashed=flashed, data=data, made=made)
     finally:
         mock.stop()
 
 
-def test_make_flash_writes_bootloader_table_and_app_and_erases_otadata(board):
-    data, firmware = board.data, board.firmware
-    assert "an ESP32-S3 with 16MB of flash answered on " + board.mock.url in board.flashed.stdout
+def test_make_flash_writes_the_images_bootloader_our_table_and_the_app_in_our_first_slot(board):
+    data, firmware, out = board.data, board.firmware, board.flashed.stdout
+    assert "an ESP32-S3 with 16MB of flash answered on " + board.mock.url in out
+    assert ("the image's own partition table (nvs 0x9000, phy_init 0xf000, factory 0x10000, vfs 0x310000) "
+            "is not written: the board gets partitions.csv's") in out
+    assert "the image's bootloader says 8MB of flash; written as the board's 16MB" in out
+    for line in ("flash: 0x0 build/flash/ESP32_GENERIC_S3-SPIRAM_OCT-v1.26.1.bootloader.bin (bootloader, the "
+                 "image's)", "flash: 0x8000 build/flash/ESP32_GENERIC_S3-SPIRAM_OCT-v1.26.1.partitions.bin "
+                 "(partition table, partitions.csv)", "flash: 0x10000 build/flash/ESP32_GENERIC_S3-SPIRAM_OCT-"
+                 "v1.26.1.app.bin (app -> ota_0)"):
+        assert line in out.splitlines()
     assert len(data) == 16 * MB  # read-flash ALL: the size esptool detected
-    assert data[:esp_images.TABLE_OFFSET] == firmware[:esp_images.TABLE_OFFSET]  # the bootloader
+    (board.tmp / "boot.bin").write_bytes(data[:esp_images.TABLE_OFFSET])
+    boot = board.mock.esptool("image-info", str(board.tmp / "boot.bin"))  # the image's, told the board's size
+    assert boot.returncode == 0 and "Flash size: 16MB" in boot.stdout, boot.stdout + boot.stderr
+    assert boot.stdout.count("(valid)") == 2
+    stock = esp_images.bootloader(8 * MB)
+    assert data[:3] + data[4:len(stock) - 32] == stock[:3] + stock[4:len(stock) - 32]  # but the size, the hash
     table = data[esp_images.TABLE_OFFSET:esp_images.TABLE_OFFSET + esp_images.TABLE_MAX]
-    assert esp_images.read_table(table) == esp_images.entries(PARTS_16)  # MD5 checked too
-    app = firmware[part("ota_0").offset:]
+    assert esp_images.read_table(table) == esp_images.entries(PARTS_16)  # partitions.csv's, MD5 checked too
+    app = firmware[part("factory", STOCK_PARTS).offset:]
     slot = region(data, part("ota_0"))
     assert slot[:len(app)] == app and erased(slot[len(app):])
     (board.tmp / "slot.bin").write_bytes(slot[:len(app)])
@@ -91,6 +107,15 @@ def test_make_flash_writes_bootloader_table_and_app_and_erases_otadata(board):
     assert info.stdout.count("(valid)") == 2
     for name in ("otadata", "phy_init", "ota_1"):  # the OTA record erased: ota_0 boots
         assert erased(region(data, part(name))), name
+
+
+def test_every_offset_the_tools_printed_is_where_the_boards_table_has_that_partition(board):
+    table = esp_images.read_table(board.data[esp_images.TABLE_OFFSET:esp_images.TABLE_OFFSET + esp_images.TABLE_MAX])
+    on_board = {name: offset for name, _type, _subtype, offset, _size in table}
+    for name, result in board.made.items():  # make provision, make romfs, make fsimage
+        printed = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("esptool ")]
+        (words,) = printed
+        assert int(words[words.index("write-flash") + 1], 16) == on_board[name], (name, words)
 
 
 def test_settings_read_back_as_the_firmware_stores_them(board):

@@ -88,3 +88,39 @@ def test_romfs_partition_for_the_image(name):
     romfs = partition_table.find(table(name), "romfs")
     assert (romfs.type, romfs.subtype) == ("data", "0x8f")
     assert romfs.size >= 512 * 1024  # tests/host/test_romfs.py checks the room today's image leaves
+
+
+# ---- the binary table `make flash` writes at 0x8000 ------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_the_binary_table_reads_back_as_the_bootloader_reads_it(name):
+    from tests.e2e import esp_images  # the tests' own writer and reader of ESP-IDF's format
+
+    parts = table(name)
+    data = partition_table.binary(parts)
+    assert len(data) == partition_table.TABLE_MAX
+    assert data == esp_images.table(parts)
+    assert esp_images.read_table(data) == esp_images.entries(parts)  # MD5 entry checked
+    assert partition_table.from_binary(data) == parts
+
+
+def test_a_table_the_bootloader_would_not_take_reads_as_none():
+    data = bytearray(partition_table.binary(table("partitions.csv")))
+    assert partition_table.from_binary(b"\xff" * partition_table.TABLE_MAX) is None  # erased
+    data[40] ^= 1  # an entry changed after its MD5
+    assert partition_table.from_binary(bytes(data)) is None
+
+
+@pytest.mark.parametrize("row, words", [
+    ("ota_0, app, ota_0, 0x18000, 0x100000,", "partition ota_0: offset 0x18000 is not a multiple of 0x10000"),
+    ("nvs, data, nvs, 0x8000, 0x4000,", "partition nvs: offset 0x8000 overlaps what comes before it (up to 0x9000)"),
+    ("vfs, data, exfat, 0x9000, 0x4000,", "partition vfs: unknown subtype 'exfat'"),
+    ("a_name_of_17_char, data, nvs, 0x9000, 0x4000,", "partition a_name_of_17_char: a name of 1 to 16 ASCII"),
+    ("vfs, data, fat, 0x9000, 0x4000, shiny", "partition vfs: unknown flag 'shiny'"),
+])
+def test_a_table_that_cannot_be_written_names_the_partition(tmp_path, row, words):
+    path = tmp_path / "bad.csv"
+    path.write_text(row + "\n")
+    with pytest.raises(ValueError) as e:
+        partition_table.binary(partition_table.read(str(path)))
+    assert str(e.value).startswith(words)

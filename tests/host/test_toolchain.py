@@ -345,8 +345,8 @@ def _table(parts):
     out = b""
     for p in parts:
         subtype = subtypes[p.subtype] if p.subtype in subtypes else int(p.subtype, 0)  # romfs: 0x8f
-        out += flash.TABLE_ENTRY.pack(flash.TABLE_MAGIC, kinds[p.type], subtype,
-                                      p.offset, p.size, p.name.encode(), 0)
+        out += partition_table.ENTRY.pack(partition_table.MAGIC, kinds[p.type], subtype,
+                                          p.offset, p.size, p.name.encode(), 0)
     return out + b"\xff" * 32
 
 
@@ -408,6 +408,34 @@ def test_flash_wants_esptool_v5(esptool_env):
     assert result.returncode != 0
     assert "esptool 4.8 found" in result.stderr
     assert logged(esptool_env["log"]) == [["esptool", "version"]]
+
+
+def test_a_full_image_gives_its_bootloader_our_table_and_its_app_at_our_first_slot(tmp_path):
+    """Wherever the image's table put its app, and whatever else that table says."""
+    csv = tmp_path / "moved.csv"
+    csv.write_text("nvs, data, nvs, 0x9000, 0x4000,\notadata, data, ota, 0xd000, 0x2000,\n"
+                   "ota_0, app, ota_0, 0x20000, 0x200000,\nvfs, data, fat, 0x220000, 0x1e0000,\n")
+    ours = partition_table.read(str(csv))
+    stock = [partition_table.Partition("factory", "app", "factory", 0x10000, 0x300000, "")]
+    image = full_image(stock)
+    todo = flash.plan(image, "stock.bin", ours, "moved.csv")
+    assert [(p.offset, p.what) for p in todo.pieces] == [
+        (0, "bootloader, the image's"), (0x8000, "partition table, moved.csv"), (0x20000, "app -> ota_0")]
+    assert [p.data for p in todo.pieces] == [image[:0x8000], partition_table.binary(ours), image[0x10000:]]
+    assert todo.otadata.offset == 0xd000 and todo.full
+
+
+def test_flash_refuses_a_partitions_file_it_cannot_write_before_asking_the_board(esptool_env):
+    bad = esptool_env["tmp"] / "bad.csv"
+    bad.write_text("nvs, data, nvs, 0x9000, 0x4000,\nota_0, app, ota_0, 0x18000, 0x100000,\n")
+    image = esptool_env["tmp"] / "firmware.bin"
+    image.write_bytes(full_image(partition_table.read(os.path.join(ROOT, "partitions.csv"))))
+    result = run_tool("flash.py", ["flash", "--port", esptool_env["port"], "--firmware", str(image),
+                                   "--partitions", str(bad)], esptool_env["env"])
+    assert result.returncode != 0
+    assert result.stderr.strip() == ("flash: bad.csv: partition ota_0: offset 0x18000 is not a multiple of "
+                                     "0x10000; nothing was written")
+    assert logged(esptool_env["log"]) == []
 
 
 def test_venv_esptool_is_v5():
