@@ -1,6 +1,7 @@
 # Runs the firmware on a laptop, unchanged, under `micropython` or `python3` (from the repository root).
 #   run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N] [--api-key-env NAME]
 #          [--bot-token-env NAME]   (API key / bot token from the environment, for this run only)
+#          [--model NAME]   (claude's model for this run only, never stored: make sim's demo names offline-demo)
 #          [--firmware DIR]   (the modules to run: firmware/ by default, or a compiled bundle's lib/)
 #          [--setup-port N]   (the onboarding setup page's port; the chip uses 80)
 #          [--health wdt_ms=N,turn_s=N,healthy_s=N]   (watchdog and healthy-boot limits, for tests)
@@ -21,7 +22,7 @@ import sys
 USAGE = (
     "usage: run.py --flash DIR [--anthropic-api URL] [--telegram-api URL] [--ws-port N]"
     " [--api-key-env NAME] [--bot-token-env NAME] [--firmware DIR] [--setup-port N] [--health LIMITS]"
-    " [--flash-image PATH [--flash-size BYTES]] [--romfs IMAGE] [--standins-rom IMAGE]"
+    " [--flash-image PATH [--flash-size BYTES]] [--romfs IMAGE] [--standins-rom IMAGE] [--model NAME]"
 )
 
 
@@ -51,6 +52,7 @@ def _parse(argv):
     opts["health"] = None  #
     opts["flash-image"] = opts["flash-size"] = None
     opts["romfs"] = opts["standins-rom"] = None
+    opts["model"] = None  # claude's model for this run only (make sim's offline demo: offline-demo)
     i = 0
     while i < len(argv):
         name = argv[i][2:] if argv[i].startswith("--") else None
@@ -207,6 +209,8 @@ def main():
         overrides.append(("llm_config", "api_base", opts["anthropic-api"]))
     if opts["telegram-api"]:
         overrides.append(("tg_config", "api_base", opts["telegram-api"]))
+    if opts["model"]:
+        overrides.append(("llm_config", "model", opts["model"]))
     if opts["ws-port"]:
         overrides.append(("gw_config", "ws_port", opts["ws-port"]))
     if opts["setup-port"]:

@@ -16,6 +16,7 @@ import sim_console
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 FAKE_KEY = "sk-ant-fake-demo-key-0000"
+DEMO_MODEL = "offline-demo"  # what status and usage call the demo (firmware/mimi/safety/prices.py DEMO_MODEL)
 DEMO_GUIDE = (
     "\n  This is the OFFLINE DEMO: replies come from a stand-in brain, not from Claude.\n"
     "  Try:  chat hello  |  chat what time is it?  |  chat remember I like green tea  |  help\n"
@@ -131,7 +132,7 @@ def main():
         else:
             fake = _start_fake(args.fake_port)
             env["MIMI_FAKE_KEY"] = FAKE_KEY
-            cmd += ["--anthropic-api", fake.url, "--api-key-env", "MIMI_FAKE_KEY"]
+            cmd += ["--anthropic-api", fake.url, "--api-key-env", "MIMI_FAKE_KEY", "--model", DEMO_MODEL]
         if env.get("TELEGRAM_BOT_TOKEN"):
             print("sim: Telegram through the real Bot API (TELEGRAM_BOT_TOKEN is set); admit yourself with tg_allow")
             cmd += ["--bot-token-env", "TELEGRAM_BOT_TOKEN"]

@@ -5,6 +5,7 @@ import pytest
 from host_sim import demo_brain
 from host_sim.fake_anthropic import FakeAnthropic
 from tests.e2e.conftest import API_KEY
+DEMO_MODEL = "offline-demo"  # what tools/sim.py passes (--model) in make sim's demo
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,7 @@ def demo():
 @pytest.fixture
 def sim(boot, demo):
     demo.reset()
-    dev = boot(api=demo.url)
+    dev = boot("--model", DEMO_MODEL, api=demo.url)  # as make sim starts it (tools/sim.py)
     assert "saved" in dev.command("set_api_key " + API_KEY)
     return dev
 
@@ -47,3 +48,12 @@ def test_remember_writes_memory_through_the_remember_tool(sim, flash):
     assert "The tool remember answered: saved to MEMORY.md" in out
     assert "I'm Bob and I like tea" in (flash / "data" / "memory" / "MEMORY.md").read_text()
     assert "I'm Bob and I like tea" in sim.command("memory_read")
+
+
+def test_status_and_usage_name_the_demo_and_bill_nothing(sim):
+    sim.command("chat hello")
+    status = sim.command("status")
+    assert "Claude: none: the offline demo brain answers" in status and "key set" not in status
+    usage = sim.command("usage")
+    assert "offline demo (make sim's stand-in: not billed)" in usage, usage
+    assert "about $0.0000" in usage and "price unknown" not in usage

@@ -1,6 +1,7 @@
 # Any model: an openai profile (an OpenAI-compatible server) from the outside, under both runtimes and the ROMFS
 # form: a streamed chat, two tool calls in one reply, a confirmation, a photo, a length cut, a mid-stream error,
 # failover from claude to a LAN profile, a watcher judged by its own profile, usage split by profile, no key shown.
+import base64
 import json
 import re
 
@@ -9,7 +10,7 @@ import pytest
 from host_sim import fake_anthropic
 from host_sim.fake_openai import FakeOpenAI, cut, error, stream_error, text, tool_calls
 from tests.e2e.conftest import API_KEY, free_port
-from tests.runtimes import RUNTIMES_WITH_ROMFS
+from tests.runtimes import RUNTIMES_WITH_ROMFS, RUNTIMES_WITH_ROMFS_TELEGRAM
 
 LOCAL_KEY = "sk-or-v1-local" + "q" * 30 + "LOCALSECRET"
 MODEL = "qwen2.5:7b"
@@ -17,6 +18,9 @@ MODEL = "qwen2.5:7b"
 
 @pytest.fixture(params=sorted(RUNTIMES_WITH_ROMFS))
 def runtime(request):
+    """Both runtimes and the ROMFS form; a Telegram scenario at the ROMFS Telegram heap (tests/runtimes.py)."""
+    if "owner_bot" in request.fixturenames:
+        return RUNTIMES_WITH_ROMFS_TELEGRAM[request.param]
     return RUNTIMES_WITH_ROMFS[request.param]
 
 
@@ -126,3 +130,71 @@ def test_claude_unreachable_goes_to_the_lan_profile(boot, lan, flash):
     assert "Still here, on the LAN." in out and "answered by local (claude unreachable)" in out
     lines = [json.loads(line) for line in (flash / "data" / "sessions" / "cli_console.jsonl").read_text().splitlines()]
     assert lines[-1]["content"] == "Still here, on the LAN."  # the note is shown, not kept
+
+
+def test_a_confirmation_on_the_console_then_the_tool_result_goes_back(boot, lan):
+    device = _local(boot(), lan)
+    for line in ("gpio_allow 4", "tool_policy gpio_write confirm"):
+        device.command(line)
+    lan.script(tool_calls(("gpio_write", {"pin": 4, "value": 1})), text("The light is on."))
+    device.send("chat light on please")
+    device.expect(r'confirm: May I run gpio_write with \{"pin": 4, "value": 1\}\? \[y/n\]', timeout=30)
+    assert len(lan.requests) == 1  # nothing ran yet
+    device.send("y")
+    device.expect(r"mimi: The light is on\.", timeout=30)
+    tool = lan.wait_requests(2)[1]["body"]["messages"][-1]
+    assert tool["role"] == "tool" and '"value": 1' in tool["content"] and not tool["content"].startswith("[tool")
+
+
+def test_a_photo_reaches_an_openai_profile_as_a_data_url(owner_bot, tg, lan, flash):
+    from host_sim.telegram_files import jpeg_bytes
+    from tests.e2e.conftest import OWNER_ID
+
+    device = _local(owner_bot(), lan)
+    photo = jpeg_bytes(20 * 1024)
+    tg.photo_message(OWNER_ID, [(320, 240, photo)], caption="What plant is this?")
+    assert tg.wait_for(lambda: tg.sent(OWNER_ID), 30), device.output[-3000:]
+    got = lan.wait_requests(1)
+    assert got, (tg.sent(OWNER_ID), device.output[-3000:])
+    (request,) = got
+    parts = request["body"]["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "text"]
+    url = parts[1]["image_url"]["url"]
+    assert url.startswith("data:image/jpeg;base64,") and base64.b64decode(url.split(",", 1)[1]) == photo
+    assert request["status"] == 200  # the fake checked the data URL as the real API does
+    assert "[image image/jpeg, {} bytes]".format(len(photo)) in tg.sent(OWNER_ID)[-1]["shown"]
+
+
+def test_a_watcher_is_judged_by_its_own_profile_and_usage_is_split_by_profile(boot, fake, lan, tmp_path):
+    sensors = tmp_path / "sensors.json"
+    sensors.write_text(json.dumps({"adc": {"4": 2400}}))
+    device = _local(boot(env={"MIMI_SIM_SENSORS": str(sensors)}), lan, chain="claude")
+    for line in ("set_api_key " + API_KEY, "gpio_allow 4", "set_watch_model claude-watch-small", "llm_for watcher local"):
+        device.command(line)
+    fake.script(fake_anthropic.text("Hello from Claude."))
+    assert "Hello from Claude." in device.command("chat hi", 30)
+    lan.script(text("The soil sensor reads 2.4 V: too wet."))
+    device.command("watch_add soil adc:4 3600 tell me if the sensor is above 2 V")
+    device.expect(r"\[watcher soil\] The soil sensor reads 2.4 V: too wet.", timeout=30)
+    (judged,) = lan.wait_requests(1)
+    said = "".join(part["text"] for part in judged["body"]["messages"][-1]["content"])
+    assert judged["body"]["model"] == MODEL and '"millivolts": 2400' in said
+    assert len(fake.requests) == 1  # claude only for the chat: the watcher's reading went to local
+    usage = device.command("usage")
+    assert re.search(r"claude \(claude-sonnet-4-5\): input \d+, output \d+", usage), usage
+    assert re.search(r"local \(qwen2.5:7b\): input \d+, output \d+, .* about \$0.0000", usage), usage
+    assert "plus " in usage and "tokens of free profiles today" in usage
+
+
+def test_a_refused_key_is_told_once_and_a_long_429_is_not_waited_for(boot, fake, lan):
+    device = _local(boot(), lan, chain="claude,local")
+    device.command("set_api_key " + API_KEY[:-4] + "XXXX")  # a key the API refuses
+    lan.script(text("First."), text("Second."), text("Third."))
+    assert "answered by local (claude refused its key)" in device.command("chat one", 60)
+    assert "answered by local (claude refused its key)" in device.command("chat two", 60)
+    assert device.output.count("The chain's next profile answers meanwhile.") == 1  # the owner told once
+    assert "notice: The Anthropic API key was refused (401)" in device.output
+    device.command("set_api_key " + API_KEY)
+    fake.script(fake_anthropic.error(429, retry_after=45))
+    out = device.command("chat three", 30)
+    assert "answered by local (claude rate limited)" in out and len(fake.requests) == 3  # no 45 s wait, no retry

@@ -1,11 +1,24 @@
 # The fake OpenAI-compatible server against the official `openai` SDK: every server's stream assembles, in the
 # SDK's own streaming client, into the reply that was scripted; and the fake refuses what the real APIs refuse.
 import json
+import os
+import sys
 
 import openai
 import pytest
 
-from host_sim.fake_openai import SERVERS, FakeOpenAI, error, stream_error, text, tool_calls
+from host_sim.fake_openai import SERVERS, FakeOpenAI, check_body, error, stream_error, text, tool_calls
+from host_sim.sse_replies import WRITE
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+for _p in ("firmware", "host_sim/standins"):
+    if os.path.join(_ROOT, _p) not in sys.path:
+        sys.path.insert(0, os.path.join(_ROOT, _p))
+
+from mimi.llm.file_pieces import TextPieces  # noqa: E402
+from mimi.llm.openai_request import ChatBody, messages_of, tools_of  # noqa: E402
+from mimi.llm.openai_stream import ChatAssembler  # noqa: E402
+from mimi.llm.sse import SSEParser  # noqa: E402
 
 KEY = "sk-test-openai-key"
 TOOLS = [{"type": "function", "function": {"name": "get_time", "description": "the time",
@@ -123,3 +136,43 @@ def test_deepseek_refuses_reasoning_content_sent_back():
                                                              "reasoning_content": "thinking"},
                           {"role": "user", "content": "c"}])
         assert "reasoning_content" in str(caught.value)
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_the_firmwares_assembler_reads_every_servers_stream_as_the_sdk_does(server):
+    """The same scripted reply, streamed by the fake as that server does, through the SDK and the firmware."""
+    reply = tool_calls(("get_time", {"tz": "UTC"}), ("get_time", {"tz": "Asia/Tokyo \u65e5"}), text="Let me see.",
+                       chunk=4)
+    reply.reasoning = "thinking first"
+    with FakeOpenAI(server, api_key=KEY) as fake:
+        fake.script(reply)
+        done = _final(fake, [{"role": "user", "content": "time?"}], tools=TOOLS)
+    sdk = done.choices[0].message
+    parser, assembler, shown = SSEParser(), ChatAssembler(), []
+    raw = b"".join(value for step, value in reply.steps(server, "m-1", 10, True) if step == WRITE)
+    for line in raw.decode().split("\n"):
+        event = parser.feed(line)
+        if event is not None:
+            delta = assembler.handle(*event)
+            shown.append(delta or "")
+    assembler.finished(100)
+    assert "".join(shown) == sdk.content == assembler.text
+    assert [(c["id"], c["name"], c["input"]) for c in assembler.tool_calls] == [
+        (c.id, c.function.name, json.loads(c.function.arguments)) for c in sdk.tool_calls]
+    assert assembler.stop_reason == "tool_use" and done.choices[0].finish_reason == "tool_calls"
+    assert assembler.usage["output_tokens"] == done.usage.completion_tokens and not assembler.estimated
+
+
+def test_the_firmwares_request_passes_the_fakes_checks():
+    """A tool round written by the firmware's request writer is a request the real API takes."""
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "text", "text": TextPieces(["Look", "ing."])},
+                                                  {"type": "tool_use", "id": "call_1", "name": "get_time", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "noon",
+                                              "is_error": False}]}]
+    tools = [{"name": "get_time", "description": "the time", "input_schema": {"type": "object", "properties": {}}}]
+    body = ChatBody("gpt-4o-mini", messages_of("You are Mimi.", messages), tools_of(tools), 100, "max_tokens", "none")
+    raw = b"".join(bytes(piece) if not hasattr(piece, "chunks") else b"".join(piece.chunks())
+                   for piece in body.pieces())
+    checked = check_body(raw, "openai")
+    assert [m["role"] for m in checked["messages"]] == ["system", "user", "assistant", "tool"]

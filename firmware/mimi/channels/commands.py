@@ -333,9 +333,20 @@ class Commands:
         from mimi.net.wifi_console import summary
 
         self.out("  WiFi: {}".format(summary(app.wifi)))
-        self.out("  Claude: model {} at {}, key {}".format(
-            cfg.get("llm_config", "model"), cfg.get("llm_config", "api_base"),
-            "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))
+        model = cfg.get("llm_config", "model")
+        from mimi.safety.prices import DEMO_MODEL
+
+        if model == DEMO_MODEL:
+            self.out("  Claude: none: the offline demo brain answers (make sim without ANTHROPIC_API_KEY; every reply "
+                     "is labelled, nothing is billed)")
+        else:
+            self.out("  Claude: model {} at {}, key {}".format(model, cfg.get("llm_config", "api_base"),
+                     "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))
+        if not app.models.plain():
+            from mimi.llm import commands as llm
+
+            self.out("  Models: chain {}{}".format(llm.chain_text(cfg), "; last answer " + llm.answered_text(
+                app.models.answered) if app.models.answered else ""))
         self.out("  Telegram: token {}".format(
             "set" if cfg.is_set("tg_config", "bot_token") else "not set (set_tg_token <token>)"))
         agent = app.agent

@@ -99,7 +99,7 @@ async def remove(app, name):
     chain = [n for n in config.get(_NS, "chain").split(",") if n != name]
     if chain != config.get(_NS, "chain").split(","):
         config.set(_NS, "chain", ",".join(chain) or CLAUDE)
-        _say("  the chain is now: {}".format(_chain_text(config)))
+        _say("  the chain is now: {}".format(chain_text(config)))
     for job in JOBS:
         if config.get(_NS, "for_" + job) == name:
             config.unset(_NS, "for_" + job)
@@ -115,7 +115,7 @@ async def use(app, names):
         if profiles.find(config, name) is None:
             raise ValueError(_unknown(config, name))
     config.set(_NS, "chain", ",".join(chain))
-    _say("chain: {} (saved; in effect now)".format(_chain_text(config)))
+    _say("chain: {} (saved; in effect now)".format(chain_text(config)))
 
 
 async def job(app, which, name):
@@ -127,7 +127,7 @@ async def job(app, which, name):
     name = profiles.check_name(name)
     if name == DEFAULT:
         config.unset(_NS, "for_" + which)
-        _say("{}: the chain ({})".format(which, _chain_text(config)))
+        _say("{}: the chain ({})".format(which, chain_text(config)))
         return
     if profiles.find(config, name) is None:
         raise ValueError(_unknown(config, name))
@@ -178,7 +178,7 @@ async def list_all(app):
     for slot, line in profiles.slots(config):
         if profiles.find(config, line.split(None, 1)[0]) is None:
             _say("  llm_profiles.p{} cannot be read ({}): llm_add it again".format(slot, line[:40]))
-    _say("chain: {}".format(_chain_text(config)))
+    _say("chain: {}".format(chain_text(config)))
     jobs = ["{}: {}".format(job, config.get(_NS, "for_" + job) or "the chain") for job in JOBS]
     _say("jobs: " + "; ".join(jobs))
     _say("reply note: {}; budget fallback: {}".format("on" if config.get(_NS, "note") else "off",
@@ -212,7 +212,8 @@ def _price_text(profile):
     return "price unknown (llm_price sets one)"
 
 
-def _chain_text(config):
+def chain_text(config):
+    """"claude, then local": the chain's profiles."""
     return ", then ".join(p.name for p in profiles.chain(config))
 
 

@@ -24,7 +24,7 @@ DEFS = (
     b'\nnote_today\tmimi.tools.memory_tools\towner\t1\tautonomous\t'
      b'{"name": "note_today", "description": "Add a note to today\'s daily note (memory/daily/YYYY-MM-DD.md, UTC date): events, tasks, things said today. Recent daily notes are shown to you in later conversations.", "input_schema": {"type": "object", "properties": {"text": {"type": "string", "description": "the note (a line or a few)"}}, "required": ["text"]}}'
     b'\nsystem_info\tmimi.tools.system\tobserver\t0\tautonomous\t'
-     b'{"name": "system_info", "description": "Report the board\'s state: firmware version, uptime, free heap, flash space, WiFi signal (RSSI in dBm), the Claude model in use and how many conversation turns were served.", "input_schema": {"type": "object", "properties": {}, "required": []}}'
+     b'{"name": "system_info", "description": "Report the board\'s state: firmware version, uptime, free heap, flash space, WiFi signal (RSSI in dBm), the model in use (the profile that answered last) and how many conversation turns were served.", "input_schema": {"type": "object", "properties": {}, "required": []}}'
     b'\ngpio_read\tmimi.tools.gpio\toperator\t0\tautonomous\t'
      b'{"name": "gpio_read", "description": "Read the level (0 or 1) of a GPIO pin the owner allowed. A pin you set with gpio_write reports its output level; any other pin is switched to input first (optional pull-up/down).", "input_schema": {"type": "object", "properties": {"pin": {"type": "integer", "description": "GPIO number, e.g. 4 for GPIO4"}, "pull": {"type": "string", "enum": ["none", "up", "down"], "description": "internal pull resistor for an input (default none)"}}, "required": ["pin"]}}'
     b'\ngpio_write\tmimi.tools.gpio\toperator\t1\treport\t'

@@ -41,7 +41,8 @@ class SystemInfo(Tool):
     name = "system_info"
     description = (
         "Report the board's state: firmware version, uptime, free heap, flash space, WiFi signal "
-        "(RSSI in dBm), the Claude model in use and how many conversation turns were served."
+        "(RSSI in dBm), the model in use (the profile that answered last) and how many conversation turns were "
+        "served."
     )
     schema = {"type": "object", "properties": {}, "required": []}
     tier, acting, level = "observer", False, "autonomous"
@@ -53,6 +54,9 @@ class SystemInfo(Tool):
             "uptime_s": platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000,
             "model": app.config.get("llm_config", "model"),
         }
+        answered = app.models.answered
+        if answered is not None:  # the profile and model of the last answer (llm/models.py)
+            info["profile"], info["model"] = answered[0], answered[1]
         free, used = platform.heap_info()
         if free is not None:
             info["heap_free"] = free

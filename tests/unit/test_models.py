@@ -1,0 +1,170 @@
+# Model profiles and their chain: the lines and prices checked, LAN profiles free, a job's profile first, and the
+# failover rules (which failures go to the next profile, never once text was shown, the note, a budget spent).
+import esp32
+from support import raises, run
+
+from mimi.config import Config
+from mimi.llm import profiles
+from mimi.llm.errors import ModelError
+from mimi.llm.models import Models, Route
+
+
+def _config():
+    esp32.set_flash_dir(None)
+    return Config()
+
+
+class Result:
+    def __init__(self, text="ok", model="m"):
+        self.text, self.model, self.usage, self.stop_reason = text, model, {}, "end_turn"
+
+
+class Client:
+    """A model client answering from a script: a Result, or a ModelError to raise; records each call's profile."""
+
+    def __init__(self, *script):
+        self.script, self.calls = list(script), []
+
+    async def stream(self, *args, **kwargs):
+        profile = args[0] if args and isinstance(args[0], profiles.Profile) else kwargs.get("profile")
+        if profile is None and len(args) > 8:
+            profile = args[8]  # Claude.stream(system, messages, tools, on_delta, choice, model, on_tool, max, profile)
+        self.calls.append(getattr(profile, "name", "claude"))
+        outcome = self.script.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        on_delta = args[3] if len(args) > 3 and not isinstance(args[0], profiles.Profile) else None
+        if on_delta is not None and outcome.text:
+            await on_delta(outcome.text)
+        return outcome
+
+
+def _models(config, claude, local):
+    models = Models(config, claude)
+    models._openai = local
+    return models
+
+
+def _with_local(config, chain="claude,local", line="local openai http://192.168.1.20:11434/v1 qwen2.5:7b"):
+    config.set("llm_profiles", "p1", line)
+    config.set("llm_config", "chain", chain)
+
+
+def test_profile_lines_names_and_prices_are_checked_and_tidied():
+    assert profiles.check_line("Local OPENAI http://10.0.0.2:8080/v1 llama 0.150/0.6") == \
+        "local openai http://10.0.0.2:8080/v1 llama 0.15/0.6"
+    for bad in ("claude anthropic https://x.example m", "x grpc http://h/v1 m", "x openai ftp://h m",
+                "two words", "n\u00e4me openai http://h m"):
+        raises(ValueError, profiles.check_line, bad)
+    assert profiles.parse_price("3/15") == (3000000, 15000000) and profiles.price_text((150000, 600000)) == "0.15/0.6"
+    raises(ValueError, profiles.parse_price, "3")
+    assert profiles.check_names("claude, Local,claude") == "claude,local"
+    config = _config()
+    raises(ValueError, config.set, "llm_profiles", "p1", "bad line")  # every path that writes it checks it
+    raises(ValueError, config.set, "llm_config", "chain", "no spaces allowed")
+
+
+def test_lan_profiles_are_free_unless_priced_and_claude_never_is():
+    for url, lan in (("http://192.168.1.20:11434/v1", True), ("http://10.1.2.3/v1", True), ("http://mybox:8080/v1", True),
+                     ("http://nas.local:1234/v1", True), ("http://172.20.0.1/v1", True), ("http://[fd00::5]:11434/v1", True),
+                     ("https://openrouter.ai/api/v1", False), ("http://172.32.0.1/v1", False)):
+        assert profiles.on_lan(url) is lan, url
+    config = _config()
+    _with_local(config)
+    assert profiles.find(config, "local").free and not profiles.find(config, "claude").free
+    config.set("llm_profiles", "p1", "local openai http://192.168.1.20:11434/v1 qwen 0.1/0.2")
+    local = profiles.find(config, "local")
+    assert not local.free and local.cost([1000000, 1000000, 0, 0]) == 300000  # $0.30
+    config.set("llm_config", "api_base", "http://127.0.0.1:9")
+    assert not profiles.find(config, "claude").free  # claude costs its list price wherever it is
+
+
+def test_a_jobs_profile_comes_before_the_chain():
+    config = _config()
+    _with_local(config, chain="claude,local")
+    config.set("llm_config", "for_watcher", "local")
+    assert [p.name for p in profiles.chain(config, "watcher")] == ["local", "claude"]
+    assert [p.name for p in profiles.chain(config)] == ["claude", "local"]
+    config.set("llm_config", "chain", "claude,gone")
+    assert [p.name for p in profiles.chain(config)] == ["claude"]  # a removed profile is left out
+
+
+def test_the_default_chain_is_claude_alone_and_nothing_else_is_asked():
+    config = _config()
+    claude, local = Client(Result("hi")), Client()
+    models = _models(config, claude, local)
+    assert models.plain() and not models.has_free()
+    result = run(models.stream("s", [], None))
+    assert result.profile == "claude" and claude.calls == ["claude"] and local.calls == []
+
+
+def test_failover_before_text_marks_the_reply_and_never_after():
+    config = _config()
+    _with_local(config)
+    overloaded = ModelError("overloaded_error", "Claude is overloaded right now (529).", True, 529)
+    claude, local = Client(overloaded), Client(Result("from local"))
+    models = _models(config, claude, local)
+    route = Route()
+    result = run(models.stream("s", [], None, route=route))
+    assert result.profile == "local" and claude.calls == ["claude"] and local.calls == ["local"]
+    assert route.note() == "\n\n\u2014 answered by local (claude overloaded)"
+    shown = []
+
+    async def on_delta(text):
+        shown.append(text)
+
+    route = Route()
+    route.shown = True  # an earlier round of this turn already showed text
+    claude.script.append(ModelError("network", "Cannot reach the Anthropic API", True))
+    error = raises(ModelError, run, models.stream("s", [], None, on_delta, route=route))
+    assert error.kind == "network" and local.calls == ["local"]  # never a second answer
+
+
+def test_a_request_the_api_refused_does_not_go_to_the_next_profile():
+    config = _config()
+    _with_local(config)
+    claude, local = Client(ModelError("invalid_request_error", "rejected (400)", False, 400)), Client()
+    raises(ModelError, run, _models(config, claude, local).stream("s", [], None))
+    assert local.calls == []
+
+
+def test_a_refused_key_is_told_once_and_the_last_error_names_the_ones_before():
+    config = _config()
+    _with_local(config)
+    told = []
+    refused = ModelError("authentication_error", "The Anthropic API key was refused (401).", False, 401)
+    claude = Client(refused, refused)
+    local = Client(Result("one"), ModelError("network", "Cannot reach model profile local", True))
+    models = _models(config, claude, local)
+    models.tell = told.append
+    run(models.stream("s", [], None))
+    error = raises(ModelError, run, models.stream("s", [], None))
+    assert len(told) == 1 and "answers meanwhile" in told[0]
+    assert error.message == "Cannot reach model profile local (claude refused its key)"
+
+
+def test_a_spent_budget_skips_priced_profiles_for_a_free_one():
+    config = _config()
+    _with_local(config)
+    claude, local = Client(), Client(Result("free"))
+    models = _models(config, claude, local)
+    models.budget_spent = lambda: True
+    assert models.has_free()
+    route = Route()
+    assert run(models.stream("s", [], None, route=route)).profile == "local" and claude.calls == []
+    assert "claude over today's budget" in route.note()
+    config.set("llm_config", "fallback", 0)
+    assert not models.has_free()
+
+
+def test_tools_are_asked_for_per_profile():
+    config = _config()
+    _with_local(config, chain="local")
+    asked = []
+
+    def tools(server):
+        asked.append(server)
+        return []
+
+    run(_models(config, Client(), Client(Result())).stream("s", [], tools))
+    assert asked == [False]  # an openai profile: no server tools
