@@ -88,6 +88,7 @@ def test_two_tool_calls_in_one_reply_run_and_answer_by_id(boot, lan):
     assert [m["role"] for m in answers] == ["tool", "tool"]
     assert [m["tool_call_id"] for m in answers] == [c["id"] for c in calls]
     assert "UTC" in answers[0]["content"]
+    assert "cli:console via local get_current_time ok" in device.command("audit_tail 2")  # which model asked
 
 
 def test_a_length_cut_says_so_and_a_mid_stream_error_is_one_sentence(boot, lan):

@@ -269,6 +269,7 @@ class Exchange:
             from mimi.tools import turn
 
             self.turn = turn.of(agent.config, message.channel, message.chat_id, message.meta)
+        self.turn.profile = getattr(self.result, "profile", None)  # the audit log says which model asked
         for call in calls:
             if self.channel is not None and hasattr(self.channel, "on_tool"):  # first: the console ends its line
                 await self.channel.on_tool(message.chat_id, call["name"])

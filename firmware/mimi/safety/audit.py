@@ -87,6 +87,8 @@ class Audit:
             "ms": took_ms,
             "result": hide(str(text)[:RESULT_MAX], secrets),
         }
+        if turn.profile is not None:  # the model profile that asked for the call
+            entry["profile"] = turn.profile
         try:
             self._append(json.dumps(entry))
         except OSError as exc:  # a full flash must not cost the user the tool call

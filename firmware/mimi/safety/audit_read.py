@@ -41,6 +41,8 @@ def describe(entry, secrets=()):
     who = "{}:{}".format(entry.get("channel"), entry.get("chat"))
     if entry.get("user") is not None:
         who += " user " + str(entry.get("user"))
+    if entry.get("profile") not in (None, "claude"):  # asked for by another model profile
+        who += " via " + str(entry.get("profile"))
     ts = entry.get("ts")
     when = platform.utc_stamp(ts) if isinstance(ts, int) else "?"
     return "{} {} {} {} {} ms {} -> {}".format(

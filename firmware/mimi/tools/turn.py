@@ -14,6 +14,7 @@ class Turn:
         self.meta = meta if isinstance(meta, dict) else {}
         self.role = role
         self.asker = requesting_chat(channel, self.chat_id)  # (channel, chat_id) a system turn answers in
+        self.profile = None  # the model profile that asked for the calls (llm/models.py), for the audit log
 
     @property
     def watcher(self):
