@@ -41,7 +41,7 @@ def test_the_day_budget_warns_at_80_percent_stops_at_100_and_raising_it_lets_the
             "about $0.0076")  # (750 + 0.1 x 40 + 1.25 x 10) x $3 + 350 x $15 per million
     assert usage.count(line) == 2  # today and this month
     assert "budget: 1150 of 1000 tokens today (115%); STOPPED" in usage
-    assert "Claude calls this hour: 2 of 200" in usage
+    assert "model calls this hour: 2 of 200" in usage
 
     device.restart()  # the counts were written when 100% was crossed
     assert "budget: 1150 of 1000 tokens today" in device.command("usage")

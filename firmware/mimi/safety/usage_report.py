@@ -82,7 +82,7 @@ def limit_lines(store, limit, calls_this_hour, setting, now, used):
     free = store.used_today() - used
     if free:
         yield "  plus {} tokens of free profiles today (never counted against the budget)".format(free)
-    yield "  Claude calls this hour: {} of {}; messages per user: at most {} a minute".format(
+    yield "  model calls this hour: {} of {}; messages per user: at most {} a minute".format(
         calls_this_hour, setting("llm_per_hour"), setting("user_per_min"))
     cap, searched = setting("day_searches"), searches(store.today)
     if searched or cap <= 0:
