@@ -25,6 +25,8 @@ GOALS = {
                          "only, roomy and small-board mode, per MicroPython binary (issue 25)",
     "idle_tls": "report: the idle heap after that chat, Telegram's long poll open over TLS (issue 25)",
     "tls_cost": "report: the parsed CA certificates and one TLS session, per binary (issue 25)",
+    "wire_formats": "a turn on an openai profile within 1 ms (overhead, .mpy) and 2 KB (peak, ROMFS) of a Claude "
+                    "turn (issue 31)",
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
@@ -89,6 +91,11 @@ def verdicts(figures):
     judge("history_load", hist.get("ratio_longest_to_100") is not None
           and hist["ratio_longest_to_100"] <= 1.5,
           "ratio {}".format(hist.get("ratio_longest_to_100")))
+    wire = figures.get("wire_formats", {}).get("openai_minus_anthropic")
+    if wire:
+        judge("wire_formats", wire["overhead_ms"] is not None and wire["overhead_ms"] <= 1
+              and wire["peak_kb"] is not None and wire["peak_kb"] <= 2,
+              "openai - anthropic: overhead {} ms, peak {} KB".format(wire["overhead_ms"], wire["peak_kb"]))
     judge("sse_parsing", None, "reported only")
     judge("mqtt_in_to_out", None, "reported only")
     judge("mcp_round_trip", None, "reported only")
@@ -112,6 +119,10 @@ def _rows(name, figure):
         from bench.tls import rows
 
         return rows(name, figure)
+    if name == "wire_formats":  # per wire format: overhead on the .mpy bundle, peak heap on ROMFS
+        return [("{} (.mpy; ROMFS)".format(wire), "overhead {}; peak +{} KB above idle {} KB".format(
+            _spread(figure[wire]["overhead_ms"], " ms"), _spread(figure[wire]["peak_kb"]),
+            figure[wire]["idle_kb"]["median"])) for wire in ("anthropic", "openai") if wire in figure]
     rows = []
     for runtime in ("mpy", "py", "romfs", "cpython"):
         f = figure.get(runtime)

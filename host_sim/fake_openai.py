@@ -274,13 +274,15 @@ class FakeOpenAI(BackgroundServer):
     name = "fake-openai"
 
     def __init__(self, server="openai", api_key=None, ssl_context=None, host="127.0.0.1", port=0,
-                 known_models=None, chunk=8, delay=0.0, prefix="/v1"):
+                 known_models=None, chunk=8, delay=0.0, prefix="/v1", log_writes=False, brain=None):
         if server not in SERVERS:
             raise ValueError("server is one of " + ", ".join(SERVERS))
         super().__init__(ssl_context, host, port)
         self.server, self.api_key, self.prefix = server, api_key, prefix
         self.known_models = None if known_models is None else frozenset(known_models)
         self.chunk, self.delay = chunk, delay
+        self.log_writes = log_writes  # benchmarks: each request's record gets "writes" [(time, bytes)]
+        self.brain = brain  # callable(body) -> reply answering when nothing is scripted (default: echo)
         self._lock = threading.Lock()
         self._script = deque()
         self._requests = []
@@ -339,13 +341,15 @@ class FakeOpenAI(BackgroundServer):
                 record["body"] = json.loads(raw)
             except ValueError:
                 record["body"] = raw.decode("utf-8", "replace")
+            with self._lock:
+                record["body_read_at"] = time.time()  # the request's last byte has arrived
             body = check_body(raw, self.server, self.known_models)
         except Invalid as exc:
             return self._error(record, ChatError(exc.status, exc.message, code=exc.code, param=exc.param))
         with self._lock:
             reply = self._script.popleft() if self._script else None
         if reply is None:
-            reply = text(heard(body["messages"]), self.chunk, self.delay)
+            reply = self.brain(body) if self.brain else text(heard(body["messages"]), self.chunk, self.delay)
         if isinstance(reply, ChatError):
             return self._error(record, reply)
         include = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -354,10 +358,13 @@ class FakeOpenAI(BackgroundServer):
                                                            "cache-control": "no-cache"})
         with self._lock:
             record["status"] = 200
+        writes = record["writes"] = [] if self.log_writes else None
         try:
             await response.prepare(request)
             for step, value in reply.steps(self.server, body["model"], prompt_tokens, include):
                 if step == WRITE:
+                    if writes is not None:
+                        writes.append((time.time(), value))
                     await response.write(value)
                 elif step == CUT or not await self._sleep(value):
                     await drop_connection(request)

@@ -132,13 +132,19 @@ class _Tool:
         view = memoryview(self.data)
         return view[:at], b', "parameters": ', view[at + 18:]
 
+    def function_length(self):
+        return len(self.data) - 2  # "input_schema" is 2 characters longer than "parameters"
+
 
 def _body(messages, system="You are Mimi.", tools=None, choice=None):
     body = ChatBody("m-1", messages_of(system, messages), tools_of(tools), 50, "max_tokens", choice)
-    pieces = []
+    pieces, length = [], 0
     for piece in body.pieces():
+        length += len(piece)  # the Content-Length, counted as net/http counts it
         pieces.append(b"".join(bytes(c) for c in piece.chunks()) if hasattr(piece, "chunks") else bytes(piece))
-    return json.loads(b"".join(pieces))
+    raw = b"".join(pieces)
+    assert len(raw) == length
+    return json.loads(raw)
 
 
 def test_a_tool_round_becomes_tool_calls_and_tool_messages_in_order():
@@ -153,7 +159,8 @@ def test_a_tool_round_becomes_tool_calls_and_tool_messages_in_order():
                                       "is_error": True}]},
     ]
     tool = _Tool(b'{"name": "t", "description": "a \\"quoted\\" tool", "input_schema": {"type": "object"}}')
-    body = _body(messages, tools=[tool, {"type": "web_search_20250305", "name": "web_search"}], choice="none")
+    owners = {"name": "dice", "description": "roll", "input_schema": {"type": "object", "properties": {}}}
+    body = _body(messages, tools=[tool, owners, {"type": "web_search_20250305", "name": "web_search"}], choice="none")
     assert body["messages"][0] == {"role": "system", "content": "You are Mimi."}
     assistant = body["messages"][2]
     assert assistant["content"] == "Let me look."
@@ -161,7 +168,9 @@ def test_a_tool_round_becomes_tool_calls_and_tool_messages_in_order():
     assert body["messages"][3:] == [{"role": "tool", "tool_call_id": "call_a", "content": "one"},
                                     {"role": "tool", "tool_call_id": "call_b", "content": "[tool error] bad pin"}]
     assert body["tools"] == [{"type": "function", "function": {"name": "t", "description": 'a "quoted" tool',
-                                                               "parameters": {"type": "object"}}}]
+                                                               "parameters": {"type": "object"}}},
+                             {"type": "function", "function": {"name": "dice", "description": "roll",
+                                                               "parameters": {"type": "object", "properties": {}}}}]
     assert body["tool_choice"] == "none" and body["max_tokens"] == 50
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
 
@@ -187,3 +196,25 @@ def test_a_photo_is_a_data_url_read_from_flash_and_the_system_blocks_one_string(
         assert url.startswith("data:image/jpeg;base64,") and binascii.a2b_base64(url.split(",", 1)[1]) == data
     finally:
         remove_tree(top)
+
+
+def test_every_built_in_tool_becomes_a_function_of_the_length_counted():
+    from mimi.tools.builtin_defs import DEFS
+    from mimi.tools.lazy_tool import LazyTool
+
+    start, seen = DEFS.find(b"\n") + 1, 0
+    while start < len(DEFS):
+        at = start
+        for _ in range(5):  # name, module, tier, acting, level
+            at = DEFS.find(b"\t", at) + 1
+        tool = LazyTool(None, at)
+        made = b"".join(bytes(chunk) for chunk in tool.function_chunks())
+        assert len(made) == tool.function_length()
+        function = json.loads(made)
+        assert function["name"] == tool.name and function["parameters"]["type"] == "object"
+        assert "input_schema" not in function
+        seen += 1
+        start = DEFS.find(b"\n", at) + 1
+        if DEFS[start:start + 1] in (b"", b"\n"):
+            break
+    assert seen > 20

@@ -54,21 +54,46 @@ class _PromptText:
                     yield data
 
 
-class _Function:
-    """A tool kept encoded (a built-in's LazyTool, an MCP server's tool) as a function tool, from its bytes."""
+class _Functions:
+    """The request's tools as functions, written from the kept definitions (a built-in's LazyTool, an MCP server's
+    tool: their bytes, tools/lazy_tool.py function_chunks; an owner's tool: its dict): one object, no copy."""
 
     is_json = True
 
-    def __init__(self, tool):
-        self.tool = tool
+    def __init__(self, tools):
+        self.tools = tools
+        self._len = None
 
     def __len__(self):
-        return sum(len(chunk) for chunk in self.chunks())
+        if self._len is None:
+            n = 2 * len(self.tools)  # "[" and "]", and ", " between each two
+            for tool in self.tools:
+                if hasattr(tool, "function_length"):
+                    n += len(_FUNCTION_HEAD) + tool.function_length() + 1
+                else:
+                    n += len(_owners(tool))
+            self._len = n
+        return self._len
 
     def chunks(self):
-        yield b'{"type": "function", "function": '
-        yield from self.tool.function_chunks()
-        yield b"}"
+        for i, tool in enumerate(self.tools):
+            yield b", " if i else b"["
+            if hasattr(tool, "function_chunks"):
+                yield _FUNCTION_HEAD
+                yield from tool.function_chunks()
+                yield b"}"
+            else:
+                yield _owners(tool)
+        yield b"]"
+
+
+_FUNCTION_HEAD = b'{"type": "function", "function": '
+
+
+def _owners(tool):
+    """An owner's tool (tools/<name>.py, a dict) as a function's JSON."""
+    return json.dumps({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
+                                                         "parameters": tool["input_schema"]}}).encode()
 
 
 def system_text(system):
@@ -81,15 +106,9 @@ def system_text(system):
 
 
 def tools_of(tools):
-    """The request's tools as functions; Claude's server tools (dicts with a type) have no counterpart."""
-    out = []
-    for tool in tools or ():
-        if getattr(tool, "is_json", False):
-            out.append(_Function(tool))
-        elif "type" not in tool:
-            out.append({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                                         "parameters": tool["input_schema"]}})
-    return out
+    """The request's tools as functions, or None; Claude's server tools (dicts with a type) have no counterpart."""
+    kept = [tool for tool in tools or () if getattr(tool, "is_json", False) or "type" not in tool]
+    return _Functions(kept) if kept else None
 
 
 def messages_of(system, messages):

@@ -50,13 +50,23 @@ class Encoded:
         data, start, end = self._span()
         at = data.find(_SCHEMA_KEY, start, end)
         if at < 0:  # not the encoder's layout: made from the decoded definition
-            import json
-
-            tool = self._decoded()
-            return (json.dumps({"name": tool["name"], "description": tool["description"],
-                                "parameters": tool["input_schema"]}).encode(),)
+            return (self._function(),)
         view = memoryview(data)
         return view[start:at], _PARAMETERS_KEY, view[at + len(_SCHEMA_KEY):end]
+
+    def function_length(self):
+        """len() of what function_chunks() gives, without making it."""
+        data, start, end = self._span()
+        if data.find(_SCHEMA_KEY, start, end) < 0:
+            return len(self._function())
+        return end - start + len(_PARAMETERS_KEY) - len(_SCHEMA_KEY)
+
+    def _function(self):
+        import json
+
+        tool = self._decoded()
+        return json.dumps({"name": tool["name"], "description": tool["description"],
+                           "parameters": tool["input_schema"]}).encode()
 
 
 class LazyTool(Encoded):
