@@ -10,6 +10,11 @@ from mimi.storage.memory import Memory
 NOON = 1763812800  # 2025-11-22 12:00 UTC
 
 
+def _system_text(ctx, now):
+    """The system prompt as one string (requests send the blocks)."""
+    return "".join(ctx.sections(now))
+
+
 def _context():
     root = tempdir("ctx")
     flash = Flash(root)
@@ -20,8 +25,8 @@ def _context():
 def test_system_prompt_is_byte_identical_across_turns_and_hours():
     root, flash, ctx = _context()
     try:
-        first = ctx.system_text(NOON)
-        assert ctx.system_text(NOON + 3000) == first  # later the same day: no clock inside
+        first = _system_text(ctx, NOON)
+        assert _system_text(ctx, NOON + 3000) == first  # later the same day: no clock inside
         sent = json.loads(b"".join(ctx.system_blocks(NOON).chunks()))  # the request's system value, from flash
         assert sent[-1]["cache_control"] == {"type": "ephemeral"}
         assert "".join(b["text"] for b in sent) == first
@@ -38,7 +43,7 @@ def test_prompt_holds_soul_user_memory_and_recent_daily_notes():
         Memory(flash).write("Ada likes green tea.\n")
         Memory(flash).append_daily("Watered the plants.", "2025-11-22")
         Memory(flash).append_daily("Old note from last week.", "2025-11-15")
-        text = ctx.system_text(NOON)
+        text = _system_text(ctx, NOON)
         for expected in ("cheerful test soul", "Owner: Ada", "green tea", "Watered the plants", "2025-11-22"):
             assert expected in text
         assert "Old note from last week" not in text  # only the last days' notes
@@ -49,9 +54,9 @@ def test_prompt_holds_soul_user_memory_and_recent_daily_notes():
 def test_a_changed_file_changes_the_prompt():
     root, flash, ctx = _context()
     try:
-        before = ctx.system_text(NOON)
+        before = _system_text(ctx, NOON)
         Memory(flash).write("A new fact.\n")
-        assert ctx.system_text(NOON) != before
+        assert _system_text(ctx, NOON) != before
     finally:
         remove_tree(root)
 

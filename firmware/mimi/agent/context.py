@@ -63,10 +63,6 @@ class Context:
             parts.append(_section("Skills", _SKILLS_INTRO + listed))
         return [part for part in parts if part]
 
-    def system_text(self, now=None):
-        """The system prompt as one string (for inspection; requests send the blocks)."""
-        return "".join(self.sections(now))
-
     def system_blocks(self, now=None):
         """The system prompt for the request: the file the blocks' JSON was written to (sent from flash,
         nothing of it kept in RAM), or, when it cannot be written, the blocks themselves; the same bytes."""
