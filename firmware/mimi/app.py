@@ -80,7 +80,7 @@ class App:
                            self.channels, self.wifi.is_up, self.registry, self.config)
         self.budget = budget.setup(self)  # [safety] rate limits, call and token budgets, usage
         self.budget.free_answers = self.models.has_free  # a free profile answers once the budget is spent
-        self.models.budget_spent, self.models.tell = self.budget.spent_today, self.owner.tell
+        self.models.budget_spent, self.models.tell = self.budget.over, self.owner.tell
         self.console.commands.add_lines(LLM_COMMANDS)  # llm_add, llm_use... (llm/commands.py when typed)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []

@@ -81,4 +81,6 @@ def stub_app(tag, channel_type=RecordingChannel, parts=False):
     app.console = Holder()
     app.console.commands = Commands(app, app.console)
     app.system = SystemChannel(app)
+    app.models = Holder()
+    app.models.answered = None  # no turn answered yet (llm/models.py)
     return app

@@ -6,7 +6,7 @@ from support import raises, run
 from mimi.config import Config
 from mimi.llm import profiles
 from mimi.llm.errors import ModelError
-from mimi.llm.models import Models, Route
+from mimi.llm.models import Models, Route, note
 
 
 def _config():
@@ -41,7 +41,7 @@ class Client:
 
 def _models(config, claude, local):
     models = Models(config, claude)
-    models._openai = local
+    models.openai = local
     return models
 
 
@@ -107,7 +107,7 @@ def test_failover_before_text_marks_the_reply_and_never_after():
     route = Route()
     result = run(models.stream("s", [], None, route=route))
     assert result.profile == "local" and claude.calls == ["claude"] and local.calls == ["local"]
-    assert route.note() == "\n\n\u2014 answered by local (claude overloaded)"
+    assert note(route) == "\n\n\u2014 answered by local (claude overloaded)"
     shown = []
 
     async def on_delta(text):
@@ -152,7 +152,7 @@ def test_a_spent_budget_skips_priced_profiles_for_a_free_one():
     assert models.has_free()
     route = Route()
     assert run(models.stream("s", [], None, route=route)).profile == "local" and claude.calls == []
-    assert "claude over today's budget" in route.note()
+    assert "claude over today's budget" in note(route)
     config.set("llm_config", "fallback", 0)
     assert not models.has_free()
 

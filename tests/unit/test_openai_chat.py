@@ -120,20 +120,15 @@ def test_the_reply_and_tool_input_bounds_hold():
 
 
 class _Tool:
-    """A tool kept encoded, as the registry's built-ins are (tools/lazy_tool.py Encoded)."""
+    """A tool kept encoded, as the registry's built-ins are (tools/lazy_tool.py Encoded): its bytes' span."""
 
     is_json = True
 
     def __init__(self, data):
         self.data = data
 
-    def function_chunks(self):
-        at = self.data.find(b', "input_schema": ')
-        view = memoryview(self.data)
-        return view[:at], b', "parameters": ', view[at + 18:]
-
-    def function_length(self):
-        return len(self.data) - 2  # "input_schema" is 2 characters longer than "parameters"
+    def _span(self):
+        return self.data, 0, len(self.data)
 
 
 def _body(messages, system="You are Mimi.", tools=None, choice=None):
@@ -202,19 +197,18 @@ def test_every_built_in_tool_becomes_a_function_of_the_length_counted():
     from mimi.tools.builtin_defs import DEFS
     from mimi.tools.lazy_tool import LazyTool
 
-    start, seen = DEFS.find(b"\n") + 1, 0
-    while start < len(DEFS):
+    start, tools = DEFS.find(b"\n") + 1, []
+    while DEFS[start:start + 1] not in (b"", b"\n"):
         at = start
         for _ in range(5):  # name, module, tier, acting, level
             at = DEFS.find(b"\t", at) + 1
-        tool = LazyTool(None, at)
-        made = b"".join(bytes(chunk) for chunk in tool.function_chunks())
-        assert len(made) == tool.function_length()
-        function = json.loads(made)
-        assert function["name"] == tool.name and function["parameters"]["type"] == "object"
-        assert "input_schema" not in function
-        seen += 1
+        tools.append(LazyTool(None, at))
         start = DEFS.find(b"\n", at) + 1
-        if DEFS[start:start + 1] in (b"", b"\n"):
-            break
-    assert seen > 20
+    functions = tools_of(tools)
+    made = b"".join(bytes(chunk) for chunk in functions.chunks())
+    assert len(made) == len(functions)
+    listed = json.loads(made)
+    assert [f["function"]["name"] for f in listed] == [tool.name for tool in tools] and len(listed) > 20
+    for function in listed:
+        assert function["type"] == "function" and function["function"]["parameters"]["type"] == "object"
+        assert "input_schema" not in function["function"]

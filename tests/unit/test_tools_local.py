@@ -45,6 +45,8 @@ def _app():
     app.agent = _Holder()
     app.agent.turns = 3
     app.agent.failures = 1
+    app.models = _Holder()
+    app.models.answered = None  # no turn answered yet (llm/models.py)
     app.console = _Holder()
     app.console.commands = Commands(app, app.console)
     app.console.commands.add_lines(gpio.COMMANDS)  # as at boot (builtin_defs.COMMANDS)
@@ -159,7 +161,7 @@ def test_sessions_are_readable_but_not_writable():
         # Anyone but the owner is refused everyone's chat histories, listing included.
         app.turn = Turn("telegram", "7", {"user_id": 7, "role": "operator"}, "operator")
         err = raises(ToolError, _read, app, "sessions/" + name)
-        assert "only the owner may read conversations (sessions/)" in str(err)
+        assert "only the owner may read conversations" in str(err) and "(sessions/, files/inbox/)" in str(err)
         assert "only the owner" in str(raises(ToolError, _list, app, "sessions"))
         assert "memory/" in _list(app, "")  # the rest is as before
     finally:

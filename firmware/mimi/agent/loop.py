@@ -5,7 +5,7 @@ from mimi import platform
 from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.llm.errors import ModelError
-from mimi.llm.models import Route, job_of
+from mimi.llm.models import Route, job_of, note
 from mimi.llm.text import Text
 from mimi.platform import const
 
@@ -248,9 +248,9 @@ class Exchange:
 
     def _noted(self):
         """The reply's line naming the profile that answered, when it was not the first (llm_note)."""
-        note = self.route.note()
-        if note and self.agent.config is not None and self.agent.config.get("llm_config", "note"):
-            self.note = note
+        said = note(self.route)
+        if said and self.agent.config is not None and self.agent.config.get("llm_config", "note"):
+            self.note = said
 
     async def finish(self):
         """What the reply ends with beyond the model's text (reply(): the max_tokens note; the note of the profile

@@ -17,7 +17,7 @@ MAX_ATTEMPTS = const(4)  # one try plus three retries
 BACKOFF_FIRST_MS = const(500)
 BACKOFF_MAX_MS = const(8000)
 RETRY_AFTER_MAX_S = const(60)
-FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
+_FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
 FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
 STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
 STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
@@ -93,7 +93,7 @@ async def retried(attempt, who, fail_fast=False):
     """await attempt(streamed) until it returns: a retryable ModelError is tried again (MAX_ATTEMPTS in all, with
     backoff and retry-after) while nothing of the reply streamed (streamed[0] stays False). who: the name the
     console's retry line gives; fail_fast: the chain has a next profile, so a 429 asking a wait over
-    FAILOVER_WAIT_S is not waited for."""
+    _FAILOVER_WAIT_S is not waited for."""
     backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
     tries = 1
     while True:
@@ -101,7 +101,7 @@ async def retried(attempt, who, fail_fast=False):
         try:
             return await attempt(streamed)
         except ModelError as exc:
-            too_long = fail_fast and exc.retry_after is not None and exc.retry_after > FAILOVER_WAIT_S
+            too_long = fail_fast and exc.retry_after is not None and exc.retry_after > _FAILOVER_WAIT_S
             if streamed[0] or not exc.retryable or tries >= MAX_ATTEMPTS or too_long:
                 if exc.retryable and tries > 1 and not streamed[0]:
                     exc.message += " (tried {} times)".format(tries)

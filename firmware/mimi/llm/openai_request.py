@@ -56,7 +56,7 @@ class _PromptText:
 
 class _Functions:
     """The request's tools as functions, written from the kept definitions (a built-in's LazyTool, an MCP server's
-    tool: their bytes, tools/lazy_tool.py function_chunks; an owner's tool: its dict): one object, no copy."""
+    tool: views of their bytes; an owner's tool: its dict): one object, no copy."""
 
     is_json = True
 
@@ -68,32 +68,55 @@ class _Functions:
         if self._len is None:
             n = 2 * len(self.tools)  # "[" and "]", and ", " between each two
             for tool in self.tools:
-                if hasattr(tool, "function_length"):
-                    n += len(_FUNCTION_HEAD) + tool.function_length() + 1
-                else:
-                    n += len(_owners(tool))
+                n += sum(len(chunk) for chunk in _function(tool)) if _split_at(tool) < 0 else \
+                    len(_FUNCTION_HEAD) + _length(tool) + 1
             self._len = n
         return self._len
 
     def chunks(self):
         for i, tool in enumerate(self.tools):
             yield b", " if i else b"["
-            if hasattr(tool, "function_chunks"):
-                yield _FUNCTION_HEAD
-                yield from tool.function_chunks()
-                yield b"}"
-            else:
-                yield _owners(tool)
+            yield from _function(tool)
         yield b"]"
 
 
 _FUNCTION_HEAD = b'{"type": "function", "function": '
+_SCHEMA_KEY = b', "input_schema": '
+_PARAMETERS_KEY = b', "parameters": '
 
 
-def _owners(tool):
-    """An owner's tool (tools/<name>.py, a dict) as a function's JSON."""
-    return json.dumps({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                                         "parameters": tool["input_schema"]}}).encode()
+def _split_at(tool):
+    """Where a kept definition's one top-level "input_schema" starts (after name and description, strings that
+    hold no bare quote), or -1: an owner's tool (a dict), or a definition not in the encoder's layout."""
+    span = getattr(tool, "_span", None)
+    if span is None:
+        return -1
+    data, start, end = span()
+    return data.find(_SCHEMA_KEY, start, end)
+
+
+def _length(tool):
+    data, start, end = tool._span()
+    return end - start + len(_PARAMETERS_KEY) - len(_SCHEMA_KEY)
+
+
+def _function(tool):
+    """A tool's function, as pieces: views of its kept definition with "input_schema" renamed "parameters", or
+    made from its dict."""
+    at = _split_at(tool)
+    if at < 0:
+        if getattr(tool, "is_json", False):
+            tool = tool._decoded()
+        yield json.dumps({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
+                                                             "parameters": tool["input_schema"]}}).encode()
+        return
+    data, start, end = tool._span()
+    view = memoryview(data)
+    yield _FUNCTION_HEAD
+    yield view[start:at]
+    yield _PARAMETERS_KEY
+    yield view[at + len(_SCHEMA_KEY):end]
+    yield b"}"
 
 
 def system_text(system):

@@ -38,7 +38,7 @@ class Budget:
 
     def __init__(self, config, store, tell=print, clock=None, spawn=None):
         self.config = config
-        self.free_answers = _none  # (job) -> True when a free profile answers once the budget is spent (wiring)
+        self.free_answers = None  # (job) -> True when a free profile answers once the budget is spent (wiring)
         self.store = store
         self.tell = tell  # how the owner hears of 80% and 100%
         self.clock = clock or store.clock  # Unix seconds
@@ -90,7 +90,8 @@ class Budget:
     def limit(self):
         return self.setting("day_tokens")
 
-    def _over(self):
+    def over(self):
+        """The daily budget is used up (the model chain then skips the profiles that cost money)."""
         limit = self.limit()
         return limit > 0 and self.used_today() >= limit
 
@@ -105,10 +106,6 @@ class Budget:
 
         profile = profiles.find(self.config, key.split(" ", 1)[0])
         return profile is not None and profile.free
-
-    def spent_today(self):
-        """The daily budget is used up (the model chain then skips profiles that cost money)."""
-        return self._over()
 
     def _check_thresholds(self):
         """Tell the owner when today's use crosses 80% or 100% of the limit, once per limit each; True when
@@ -134,7 +131,7 @@ class Budget:
     def _global_refusal(self, job=None):
         if self.store.roll():
             self.store.save()
-        if self._over() and not self.free_answers(job):
+        if self.over() and not (self.free_answers and self.free_answers(job)):
             if self._check_thresholds():  # the limit was lowered below today's use: the owner hears it too
                 self.store.save()
             from mimi.safety.budget_texts import stop_text
@@ -243,10 +240,6 @@ class Budget:
             usage_report.say(["daily token budget set to {} tokens (saved; in effect now)".format(self.limit())])
         usage_report.say(usage_report.limit_lines(self.store, self.limit(), self.calls_this_hour(), self.setting,
                                                   self.clock(), self.used_today()))
-
-
-def _none(job=None):
-    return False
 
 
 def _key_cost(config, key, counts):

@@ -4,8 +4,6 @@ import json
 from mimi.platform import const
 
 _SAFETY_FIELDS = const(3)  # tier, acting, level: a line's fields between its module and its definition
-_SCHEMA_KEY = b', "input_schema": '
-_PARAMETERS_KEY = b', "parameters": '
 
 
 def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports the registry to write it
@@ -43,30 +41,6 @@ class Encoded:
     @property
     def schema(self):
         return self._decoded()["input_schema"]
-
-    def function_chunks(self):
-        """The definition as an OpenAI-style tool's "function" object, views of the same bytes: its one
-        top-level "input_schema" (after name and description, strings that hold no bare quote) is "parameters"."""
-        data, start, end = self._span()
-        at = data.find(_SCHEMA_KEY, start, end)
-        if at < 0:  # not the encoder's layout: made from the decoded definition
-            return (self._function(),)
-        view = memoryview(data)
-        return view[start:at], _PARAMETERS_KEY, view[at + len(_SCHEMA_KEY):end]
-
-    def function_length(self):
-        """len() of what function_chunks() gives, without making it."""
-        data, start, end = self._span()
-        if data.find(_SCHEMA_KEY, start, end) < 0:
-            return len(self._function())
-        return end - start + len(_PARAMETERS_KEY) - len(_SCHEMA_KEY)
-
-    def _function(self):
-        import json
-
-        tool = self._decoded()
-        return json.dumps({"name": tool["name"], "description": tool["description"],
-                           "parameters": tool["input_schema"]}).encode()
 
 
 class LazyTool(Encoded):
@@ -108,7 +82,7 @@ class LazyTool(Encoded):
         defs = _defs()
         return (memoryview(defs)[self._at : defs.find(b"\n", self._at)],)
 
-    def _span(self):
+    def _span(self):  # (bytes, start, end) of its definition (llm/openai_request.py: a function from it)
         defs = _defs()
         return defs, self._at, defs.find(b"\n", self._at)
 

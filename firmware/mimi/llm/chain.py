@@ -1,0 +1,131 @@
+# The chain of model profiles a call goes along (llm_use; a job's own profile first, llm_for): the next profile
+# answers when one fails before any of the reply was shown; never once text was shown. Loaded by a board whose
+# chain is not claude alone (llm/models.py).
+from mimi.llm import profiles
+from mimi.llm.errors import ModelError
+from mimi.platform import log
+
+_NOTE = "\n\n\u2014 answered by {} ({})"
+# Failures after which the next profile may answer: the profile cannot answer now, whatever was asked (a request
+# the API refused, 400 or 413, would be refused by the next one too).
+_UNREACHABLE = ("network", "tls", "cut", "bad_stream", "no_api_key")
+_FAILOVER_STATUSES = (401, 403, 404, 408, 409, 429)
+_FAILOVER_KINDS = ("overloaded_error", "api_error", "rate_limit_error", "authentication_error", "permission_error",
+                   "not_found_error")
+
+
+def fails_over(exc):
+    """True when the next profile of a chain should be asked instead (nothing of the reply shown yet)."""
+    status = exc.status or 0
+    return exc.kind in _UNREACHABLE or status in _FAILOVER_STATUSES or status >= 500 or exc.kind in _FAILOVER_KINDS
+
+
+def key_refused(exc):
+    return exc.status in (401, 403) or exc.kind in ("authentication_error", "permission_error")
+
+
+def has_free(config, job):
+    if not config.get("llm_config", "fallback"):
+        return False
+    for profile in profiles.chain(config, job):
+        if profile.free:
+            return True
+    return False
+
+
+def note(route):
+    return _NOTE.format(route.profile.name, skipped(route))
+
+
+def skipped(route):
+    return ", ".join(name + " " + why for name, why in route.skipped)
+
+
+async def stream(models, route, system, messages, tools, on_delta, tool_choice, model, on_tool, max_tokens):
+    """Models.stream() along the chain of the route's job, from the profile that answered the turn so far."""
+    config = models.config
+    chain = profiles.chain(config, route.job)
+    if route.profile is not None:  # a later round of the turn: from the profile that answered on
+        names = [p.name for p in chain]
+        if route.profile.name in names:
+            chain = chain[names.index(route.profile.name):]
+    shown = [False]
+
+    async def delta(text):
+        shown[0] = True
+        await on_delta(text)
+
+    over_budget = config.get("llm_config", "fallback") and models.budget_spent is not None and models.budget_spent()
+    for i, profile in enumerate(chain):
+        last = i == len(chain) - 1
+        if over_budget and not profile.free:
+            route.skipped.append((profile.name, "over today's budget"))
+            if last:
+                raise ModelError("budget", "The day's token budget is spent and no free profile could answer.")
+            continue
+        try:
+            result = await _call(models, profile, system, messages, tools, delta if on_delta else None, tool_choice,
+                                 model, on_tool, max_tokens, not last)
+        except ModelError as exc:
+            if last or shown[0] or route.shown or not fails_over(exc):
+                if route.skipped:
+                    exc.message += " ({})".format(skipped(route))
+                raise
+            why = _why(exc)
+            route.skipped.append((profile.name, why))
+            log("llm: {} {} ({}); asking {}".format(profile.name, why, exc.message, chain[i + 1].name))
+            if key_refused(exc):
+                _tell_once(models, profile.name, exc.message)
+            continue
+        result.profile = profile.name
+        route.profile = profile
+        models.answered = (profile.name, result.model or profile.model, list(route.skipped))
+        if route.skipped:
+            log("llm: {} answered ({})".format(profile.name, skipped(route)))
+        return result
+
+
+async def _call(models, profile, system, messages, tools, on_delta, tool_choice, model, on_tool, max_tokens,
+                fail_fast):
+    own = profile.anthropic_own
+    listed = tools(own) if callable(tools) else tools
+    if profile.wire == profiles.OPENAI:
+        if models.openai is None:
+            from mimi.llm.openai_chat import OpenAIChat
+
+            models.openai = OpenAIChat(models.config)
+        return await models.openai.stream(profile, system, messages, listed, on_delta, tool_choice, max_tokens,
+                                          fail_fast)
+    if profile.slot is None:  # claude itself: llm_config's settings, a job's model (set_watch_model) kept
+        return await models.claude.stream(system, messages, listed, on_delta, tool_choice, model, on_tool,
+                                          max_tokens, None, fail_fast)
+    return await models.claude.stream(system, messages, listed, on_delta, tool_choice, None,
+                                      on_tool if own else None, max_tokens, profile, fail_fast)
+
+
+def _tell_once(models, name, message):
+    if name in models.told or models.tell is None:
+        return
+    models.told.append(name)
+    try:
+        models.tell("{} The chain's next profile answers meanwhile.".format(message))
+    except Exception as exc:  # a notice must never cost the turn
+        log("llm: could not tell the owner: {}".format(exc))
+
+
+def _why(exc):
+    """What the reply's note says of a profile that could not answer."""
+    status = exc.status or 0
+    if exc.kind == "no_api_key":
+        return "has no key"
+    if key_refused(exc):
+        return "refused its key"
+    if status == 404 or exc.kind == "not_found_error":
+        return "has no such model"
+    if status == 429 or exc.kind == "rate_limit_error":
+        return "rate limited"
+    if status == 529 or exc.kind == "overloaded_error":
+        return "overloaded"
+    if status >= 500 or exc.kind == "api_error":
+        return "failed ({})".format(status or "server error")
+    return "unreachable"
