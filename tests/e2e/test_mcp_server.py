@@ -2,6 +2,7 @@
 # and ClientSession), pinned once to the 2025-11-25 handshake and once to the 2026-07-28 stateless revision,
 # against the booted firmware; then a fuzzed set of bodies, after which the web chat still works.
 import asyncio
+import hashlib
 import json
 import os
 
@@ -17,7 +18,7 @@ from host_sim.fake_anthropic import text
 from tests.e2e.test_gateway import gateway, hello, say, until_reply  # noqa: F401  (gateway: a fixture)
 from tests.runtimes import RUNTIMES, romfs_runtime
 
-CLIENT = "e2e-client"  # the clientInfo name: the calls' chat in the audit log, ask's session mcp_<name>
+CLIENT = "e2e-client"  # the clientInfo name: shown in the console's lines, never the client's key
 ERAS = ("handshake", "stateless")
 # The ROMFS form at the core scenarios' heap (tests/runtimes.py) and a step more: this scenario also holds the
 # gateway's web server (microdot and the routes: 17 KB on the unix port) and an MCP session (the server's code,
@@ -27,6 +28,11 @@ ROMFS_MCP_MP_HEAP = os.environ.get("MIMI_ROMFS_MCP_MP_HEAP", "800K")
 RUNTIMES_WITH_ROMFS = dict(RUNTIMES, romfs=romfs_runtime(ROMFS_MCP_MP_HEAP))
 MEMORY_LINE = "The owner's greenhouse door code is kept in the blue notebook."
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def caller_of(token, address="127-0-0-1"):
+    """The key the board gives an MCP client: its address and the first 6 hex digits of its token's SHA-256."""
+    return "{}_{}".format(address, hashlib.sha256(token.encode()).hexdigest()[:6])
 
 
 def mcp_url(gw):
@@ -118,9 +124,10 @@ def test_the_sdk_client_in_both_eras_lists_calls_reads_asks_and_is_refused_what_
     for era in ERAS:
         asyncio.run(as_operator(era))
     calls = [line for line in audit_lines(flash) if line["channel"] == "mcp"]
-    assert {line["chat"] for line in calls} == {CLIENT}
+    caller = caller_of(gateway.token)
+    assert {line["chat"] for line in calls} == {caller}  # its address and credential, not the name it sends
     assert [line["ok"] for line in calls if line["tool"] == "gpio_write"] == [False, False, True, True]
-    session = flash / "data" / "sessions" / "mcp_{}.jsonl".format(CLIENT)
+    session = flash / "data" / "sessions" / "mcp_{}.jsonl".format(caller)
     assert [json.loads(line)["role"] for line in session.read_text().splitlines()] == ["user", "assistant"] * 2
     assert "Traceback" not in dev.output
 

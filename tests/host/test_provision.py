@@ -74,6 +74,14 @@ def test_a_bad_value_fails_without_quoting_it(tmp_path):
     assert not out.exists()
 
 
+def test_a_token_too_short_or_not_url_safe_is_refused_as_the_console_refuses_it(tmp_path):
+    for ns, token in (("gw_config", "Qx9"), ("mcp_config", "ZZq"), ("gw_config", "has space&amp")):
+        result, out = provision(tmp_path, "namespace,key,value\n{},{},{}\n".format(
+            ns, "ws_token" if ns == "gw_config" else "token", token))
+        assert result.returncode != 0 and not out.exists()
+        assert "line 2" in result.stderr and "8 to 128" in result.stderr and token not in result.stderr
+
+
 def test_an_unknown_setting_names_the_valid_ones(tmp_path):
     result, _ = provision(tmp_path, "# settings\nnamespace,key,value\nllm_config,apikey,x\n")
     assert result.returncode != 0

@@ -2,31 +2,30 @@
 # command that takes one, config_set of a secret setting included; the settings' secrets and the commands that
 # take them cannot drift apart.
 from mimi import config
-from mimi.channels.commands import Commands
-from mimi.channels.line_editor import LineEditor
+from mimi.channels.console import Console
+from stub_app import Holder
 from test_line_editor import LEFT, UP, Screen, _type
 from test_structure import _firmware_root, _modules
 
 
-def _commands(every_layer=False):
-    """The console's commands (only the built-ins, or every layer's lines too, as the booted board has them)."""
-    commands = Commands(None, None)
+def _console(every_layer=False):
+    """(the console's own line editor drawing on a Screen, the screen, its commands): only the built-ins, or
+    every layer's lines too, as the booted board has them."""
+    console = Console(Holder())
+    commands = console.commands
     if every_layer:
         for module, path in sorted(_modules(_firmware_root()).items()):
             with open(path) as f:
                 names = [line.split(" ")[0] for line in f if line.startswith(("COMMANDS = (", "_COMMANDS = ("))]
             for name in names:
                 commands.add_lines(getattr(__import__(module, None, None, ["_"]), name))
-    return commands
-
-
-def _editor(commands):
     screen = Screen()
-    return LineEditor(screen.write, True, commands.secret_from), screen
+    console.editor.write, console.editor.echo = screen.write, True
+    return console.editor, screen, commands
 
 
 def test_config_set_of_a_secret_is_starred_as_typed_and_kept_out_of_the_history():
-    editor, screen = _editor(_commands())
+    editor, screen, _ = _console()
     _type(editor, "config_set gw_config.ws_token my-new-token")
     assert screen.text == "config_set gw_config.ws_token " + "*" * 12
     _type(editor, LEFT + b"X")  # an edit inside the secret is starred too
@@ -42,7 +41,7 @@ def test_config_set_of_a_secret_is_starred_as_typed_and_kept_out_of_the_history(
 
 
 def test_a_command_declares_its_secret_argument_and_only_from_there_are_stars():
-    editor, screen = _editor(_commands(every_layer=True))
+    editor, screen, _ = _console(every_layer=True)
     _type(editor, "wifi_set HomeNet hunter2-pw")
     assert screen.text == "wifi_set HomeNet " + "*" * 10
     _type(editor, b"\r")
@@ -72,21 +71,25 @@ def _named_commands(description):
 
 
 def test_every_secret_setting_names_its_commands_and_each_of_them_stars_the_secret():
-    commands = _commands(every_layer=True)
+    editor, screen, commands = _console(every_layer=True)
     known = commands.names()
     descriptions = {(s[0], s[1]): s[7] for s in config.SETTINGS}
     secrets = config.secret_names()
     assert ("gw_config", "ws_token") in secrets and ("mcp_config", "token") in secrets
     for ns, key in secrets:
-        line = "config_set {}.{} a-secret-value".format(ns, key)
-        assert commands.secret_from(line) == line.index("a-secret"), (ns, key)
+        _type(editor, "config_set {}.{} a-secret-value".format(ns, key))
+        assert screen.text.endswith(" " + "*" * 14), (ns, key, screen.text)
+        _type(editor, b"\r")
         named = _named_commands(descriptions[(ns, key)])
         assert named, "{}.{}: its description names no command that sets it".format(ns, key)
         for name in named:
             assert name in known, (ns, key, name)
-            assert commands.secret_from(name + " a b c d e f") >= 0, \
-                "{} sets the secret {}.{} but does not declare a secret argument".format(name, ns, key)
+            _type(editor, name + " a b c d e-secret\r")
+            assert editor.history == [], "{} sets the secret {}.{} but does not declare a secret argument".format(
+                name, ns, key)
     # and the other way: a setter of a setting that is not secret shows what is typed
-    assert commands.secret_from("set_model claude-x") == -1
-    assert commands.secret_from("config_set llm_config.model claude-x") == -1
-    assert commands.secret_from("config_set no_such.setting x") == -1
+    for line in ("set_model claude-x", "config_set llm_config.model claude-x", "config_set no_such.setting x"):
+        _type(editor, line)
+        assert screen.text == line
+        _type(editor, b"\r")
+    assert len(editor.history) == 3

@@ -154,7 +154,7 @@ def test_an_idle_gateway_has_no_session_code_and_still_answers_as_a_channel():
 
 async def _get(port, path):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write("GET {} HTTP/1.0\r\nHost: x\r\n\r\n".format(path).encode())
+    writer.write("GET {} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".format(path).encode())
     await writer.drain()
     answer = b""
     while True:

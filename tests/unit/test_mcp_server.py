@@ -39,6 +39,7 @@ class _Request:
         self.content_length = len(self.body)
         self.args = {}
         self.stream = None
+        self.client_addr = ("192.168.1.5", 50000)
 
 
 class _Stream:
@@ -77,7 +78,10 @@ class _RemoteTool(_TurnTool):
 
 
 def _app(tag):
+    from mimi.storage.sessions import Sessions
+
     app = stub_app(tag)
+    app.sessions = Sessions(app.flash.sessions_dir)
     app.registry = Registry(app)
     load_builtins(app.registry)
     app.policy = policy.setup(app)

@@ -59,7 +59,7 @@ def test_a_gateway_loads_the_mcp_server_at_the_first_mcp_request_only():
                     if gateway.port is not None:
                         break
                     await asyncio.sleep(0.02)
-                answer = await _http(gateway.port, b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+                answer = await _http(gateway.port, b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
                 assert answer.startswith(b"HTTP/1.0 404") and _loaded() == []  # the web chat loads none of it
                 body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
                 answer = await _http(gateway.port, b"POST /mcp HTTP/1.0\r\nAuthorization: Bearer " +

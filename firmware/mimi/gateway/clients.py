@@ -1,28 +1,49 @@
 # The web chat's connected clients: WebSocket sessions, their frames, and replies sent to them.
 # Imported at the first /ws request (gateway/server.py), so an idle gateway holds none of this.
+#
+# A client acts with a role (gateway/guard.py: ws_role with the token, ws_open_role while it is off). The chats of a
+# client that is not the owner are kept apart from the owner's: on the board its chat "web_1" is "<role>.web_1" (a
+# "." no client can name), so it can neither join nor read another role's chats; its frames name the chat as the
+# client does.
 import asyncio
+import binascii
+import os
 
+from mimi import platform
 from mimi.bus.message import Message
-from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, auth, history, protocol
+from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, guard, history, protocol
 from mimi.gateway.web import refuse
 from mimi.gateway.websocket import with_websocket
 from mimi.platform import const, log
+from mimi.safety import roles
 
 SEND_TIMEOUT_S = const(10)  # a client that takes longer to accept a frame is hung up on
+_ID_RANDOM_BYTES = const(4)  # a non-owner client's own chat id: ws_<8 hex digits>, not guessable
 
 
 class _Client:
-    __slots__ = ("ws", "chat_id", "lock")
+    __slots__ = ("ws", "chat_id", "lock", "role", "address")
 
-    def __init__(self, ws, chat_id):
+    def __init__(self, ws, role, address):
         self.ws = ws
-        self.chat_id = chat_id
+        self.chat_id = None  # the chat on the board (a non-owner's with its role's prefix)
+        self.role = role
+        self.address = address
         self.lock = asyncio.Lock()  # one frame at a time: agent, dispatcher and reader all send
+
+
+def shown(chat_id):
+    """A chat id as its clients name it: a non-owner's chat without its role's prefix."""
+    at = chat_id.find(".")
+    return chat_id[at + 1:] if at >= 0 else chat_id
 
 
 class Clients:
     """The /ws endpoint, and the `websocket` channel from the first /ws request on (the Gateway that made
     it was the channel until then)."""
+
+    ping_after_s = 60  # a client silent this long is pinged (a browser's tab answers with a pong) ...
+    silence_max_s = 300  # ... and one silent this long (no frame, no pong) is hung up on: its place is free again
 
     def __init__(self, gateway):
         self.gateway = gateway
@@ -31,11 +52,13 @@ class Clients:
         self.admitted = 0  # /ws requests past the checks: upgrading or connected
         self._next_id = 1
         self._serve_ws = with_websocket(self._session)
+        self._watch = None  # the task that pings silent clients, while any is connected
         self.app.channels[CHANNEL] = self
 
     # -- the /ws endpoint --
     async def serve(self, request):
-        if not auth.admits(self.app.config, request):
+        role = guard.client_role(self.app.config, request)
+        if role is None:
             return await refuse(request, "401 Unauthorized",
                                 "gateway token missing or wrong: add ?token=<token> "
                                 "(the console command ws_token shows it)",
@@ -50,18 +73,22 @@ class Clients:
                                 "this is the WebSocket endpoint: connect with a WebSocket client",
                                 "Upgrade: websocket")
         self.admitted += 1  # no await since the check above: no other request can slip in between
+        request.g.role = role
         try:
             return await self._serve_ws(request)
         finally:
             self.admitted -= 1
 
     async def _session(self, request, ws):
-        client = _Client(ws, self._new_chat_id())
+        client = _Client(ws, request.g.role, guard.address(request))
+        client.chat_id = self._new_chat_id(client)
         self.clients.append(client)
-        log("gateway: client connected as {} ({} of {})".format(
-            client.chat_id, len(self.clients), CLIENTS_MAX))
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._keep_alive())
+        log("gateway: client connected as {} ({}; {} of {})".format(
+            client.chat_id, client.role, len(self.clients), CLIENTS_MAX))
         try:
-            await self._deliver(client, protocol.hello(client.chat_id))
+            await self._deliver(client, protocol.hello(shown(client.chat_id), client.role))
             while client in self.clients:  # receive() raises once the connection is closed
                 await self._on_frame(client, await ws.receive())
         finally:
@@ -78,11 +105,20 @@ class Clients:
         if kind == "confirm":
             await self._on_answer(client, chat_id, content)
             return
-        if kind == "view":  # the page's status, settings, memory, rules and usage views
+        if kind == "view":  # the page's status, settings, memory, rules and usage views: the owner's
+            if client.role != roles.OWNER:
+                await self._deliver(client, protocol.error(shown(client.chat_id), "the web app's views (status, "
+                                                           "settings, memory, rules, usage) are the owner's; this "
+                                                           "client acts as {}".format(client.role)))
+                return
             await self._on_view(client, chat_id, content)
             return
         if chat_id is not None:
-            client.chat_id = chat_id  # the client's chat from now on
+            if client.role != roles.OWNER and len(client.role) + 1 + len(chat_id) > protocol.CHAT_ID_MAX:
+                await self._deliver(client, protocol.error(shown(client.chat_id), "chat_id must be at most {} "
+                                                           "characters".format(protocol.CHAT_ID_MAX - 9)))
+                return
+            client.chat_id = _inside(client, chat_id)  # the client's chat from now on
         if kind == "history":
             await self._on_history(client)
             return
@@ -91,8 +127,8 @@ class Clients:
             return
         for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
             if other is not client:
-                await self._deliver(other, protocol.user(client.chat_id, content))
-        await self.app.bus.deliver(Message(CHANNEL, client.chat_id, content))
+                await self._deliver(other, protocol.user(shown(client.chat_id), content))
+        await self.app.bus.deliver(Message(CHANNEL, client.chat_id, content, _meta(client)))
 
     async def _on_attach(self, client, upload_id, caption):
         from mimi.agent import attachments
@@ -100,15 +136,17 @@ class Clients:
         uploads = self.gateway.uploads
         item = uploads.take(upload_id) if uploads is not None else None
         if item is None:
-            await self._deliver(client, protocol.error(client.chat_id, "That attachment is no longer on the "
+            await self._deliver(client, protocol.error(shown(client.chat_id), "That attachment is no longer on the "
                                                        "device; please attach it again."))
             return
         item["caption"] = caption
         for other in self._clients_of(client.chat_id):
             if other is not client:
-                await self._deliver(other, protocol.user(client.chat_id, attachments.placeholder(caption, item)))
-        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, attachments.question(caption, item),
-                                               {"media": item}))
+                await self._deliver(other, protocol.user(shown(client.chat_id),
+                                                         attachments.placeholder(caption, item)))
+        meta = _meta(client) or {}
+        meta["media"] = item
+        await self.app.bus.inbound.put(Message(CHANNEL, client.chat_id, attachments.question(caption, item), meta))
 
     async def _on_view(self, client, kind, frame):
         from mimi.gateway import views  # loaded when the page first opens a view other than the chat
@@ -116,24 +154,28 @@ class Clients:
         try:
             answer = await views.answer(self.app, kind, frame)
         except (ValueError, KeyError, TypeError) as exc:  # a frame without what its kind needs
-            answer = protocol.error(client.chat_id, "{} frame: {}".format(kind, exc))
+            answer = protocol.error(shown(client.chat_id), "{} frame: {}".format(kind, exc))
         except MemoryError:
-            answer = protocol.error(client.chat_id, "the device is short of memory; try again later")
+            answer = protocol.error(shown(client.chat_id), "the device is short of memory; try again later")
         await self._deliver(client, answer)
 
     async def _on_history(self, client):
         try:
-            frame = history.frame(self.app.sessions, CHANNEL, client.chat_id)
+            frame = history.frame(self.app.sessions, CHANNEL, client.chat_id, shown(client.chat_id))
         except (OSError, ValueError) as exc:  # an unreadable file: the chat still works
             log("gateway: could not read the history of {} ({})".format(client.chat_id, exc))
-            frame = protocol.error(client.chat_id, "The device could not read this chat's history.")
+            frame = protocol.error(shown(client.chat_id), "The device could not read this chat's history.")
         await self._deliver(client, frame)
 
-    def _new_chat_id(self):
-        # ws_<n>, skipping any n with a saved session or a client: a newcomer starts afresh
+    def _new_chat_id(self, client):
+        # the owner's: ws_<n>, skipping any n with a saved session or a client (a newcomer starts afresh); another
+        # role's: ws_<random> (no one finds another's chat by counting)
         while True:
-            chat_id = "ws_{}".format(self._next_id)
-            self._next_id += 1
+            if client.role == roles.OWNER:
+                chat_id = "ws_{}".format(self._next_id)
+                self._next_id += 1
+            else:
+                chat_id = _inside(client, "ws_" + binascii.hexlify(os.urandom(_ID_RANDOM_BYTES)).decode())
             if not self._clients_of(chat_id) and not self.app.sessions.exists(CHANNEL, chat_id):
                 return chat_id
 
@@ -142,10 +184,10 @@ class Clients:
         """Send a confirm frame to the chat's clients; the first answer counts; then a confirmed frame."""
         from mimi.safety import confirm  # loaded with the first question (safety/policy_confirm.py)
 
-        if not await self._to_chat(question.chat_id, protocol.confirm(question.chat_id, question)):
+        if not await self._to_chat(question.chat_id, protocol.confirm(shown(question.chat_id), question)):
             return confirm.DENIED  # nobody there to ask
         outcome = await question.wait(seconds)
-        await self._to_chat(question.chat_id, protocol.confirmed(question.chat_id, question.id, outcome))
+        await self._to_chat(question.chat_id, protocol.confirmed(shown(question.chat_id), question.id, outcome))
         return outcome
 
     async def _on_answer(self, client, qid, approve):
@@ -153,7 +195,7 @@ class Clients:
         question = questions.get(qid) if questions is not None else None
         if question is None or question.outcome is not None or question.channel != CHANNEL \
                 or question.chat_id != client.chat_id:
-            await self._deliver(client, protocol.notice(client.chat_id, "That question is no longer open "
+            await self._deliver(client, protocol.notice(shown(client.chat_id), "That question is no longer open "
                                                         "(already answered or expired)."))
             return
         from mimi.safety import confirm
@@ -162,19 +204,19 @@ class Clients:
 
     # -- the websocket channel --
     async def on_delta(self, chat_id, text):
-        await self._to_chat(chat_id, protocol.token(chat_id, text))
+        await self._to_chat(chat_id, protocol.token(shown(chat_id), text))
 
     async def on_tool(self, chat_id, name):
-        await self._to_chat(chat_id, protocol.tool(chat_id, name))
+        await self._to_chat(chat_id, protocol.tool(shown(chat_id), name))
 
     async def send(self, message):
         meta = message.meta or {}
         if meta.get("kind") in ("report", "notice"):
-            frame = protocol.notice(message.chat_id, message.content)
+            frame = protocol.notice(shown(message.chat_id), message.content)
         elif meta.get("kind") == "error":
-            frame = protocol.error(message.chat_id, message.content)
+            frame = protocol.error(shown(message.chat_id), message.content)
         else:
-            frame = protocol.response(message.chat_id, message.content)
+            frame = protocol.response(shown(message.chat_id), message.content)
         if not await self._to_chat(message.chat_id, frame):
             log(DROPPED.format(message.chat_id))
 
@@ -206,3 +248,36 @@ class Clients:
             await client.ws.request.sock[1].aclose()  # the reader then ends too
         except Exception:
             pass
+
+    async def _keep_alive(self):
+        # While clients are connected: ping the silent ones, hang up on those silent too long (a tab left open on
+        # a phone that sleeps, a laptop closed): four of them would keep everyone else out.
+        try:
+            while self.clients:
+                await asyncio.sleep(self.ping_after_s / 2)
+                now = platform.ticks_ms()
+                for client in list(self.clients):
+                    silent = platform.ticks_diff(now, client.ws.heard_ms) / 1000
+                    if silent >= self.silence_max_s:
+                        log("gateway: {} silent for {} s (no pong); hung up".format(client.chat_id, int(silent)))
+                        await self._hang_up(client)
+                    elif silent >= self.ping_after_s:
+                        try:
+                            await asyncio.wait_for(client.ws.ping(), SEND_TIMEOUT_S)
+                        except Exception:  # gone or stuck: its place is freed now
+                            await self._hang_up(client)
+        finally:
+            self._watch = None
+
+
+def _inside(client, chat_id):
+    """The chat on the board that a client's chat id names: the owner's as named, another role's apart."""
+    return chat_id if client.role == roles.OWNER else "{}.{}".format(client.role, chat_id)
+
+
+def _meta(client):
+    """A message's meta from a client that is not the owner: the role its turn acts with, its address (the
+    per-minute limit counts it, whatever chat it names)."""
+    if client.role == roles.OWNER:
+        return None
+    return {"role": client.role, "user_id": client.address}

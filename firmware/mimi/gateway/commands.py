@@ -1,5 +1,5 @@
-# The gateway's console commands: status's gateway line, ws_token, set_ws_token, set_ws_port (imported when
-# one is typed; gateway/server.py lists them).
+# The gateway's console commands: status's gateway line, ws_token, set_ws_token, set_ws_port, ws_role,
+# ws_open_role (imported when one is typed; gateway/server.py lists them).
 from mimi import platform
 from mimi.gateway import CLIENTS_MAX, TOKEN_KEY, TOKEN_NS, auth
 
@@ -17,8 +17,8 @@ async def cmd_status(gateway):
 async def cmd_token(gateway):
     token = auth.current(gateway.app.config)
     if token == auth.OFF:
-        platform.console_write("gateway token: off (anyone on the network may chat)\n"
-                               "web chat: {}\n".format(gateway.address()))
+        platform.console_write("gateway token: off (anyone on the network may chat, as {})\n"
+                               "web chat: {}\n".format(_role(gateway, "ws_open_role"), gateway.address()))
         return
     platform.console_write("gateway token: {}\nweb chat: {}?token={}\n".format(
         token, gateway.address(), token))
@@ -28,8 +28,8 @@ async def cmd_set_token(gateway, token):
     config = gateway.app.config
     config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (config_check.py)
     if config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF:
-        platform.console_write("gateway token off: anyone who reaches port {} may chat\n"
-                               .format(config.get("gw_config", "ws_port")))
+        platform.console_write("gateway token off: anyone who reaches port {} may chat, as {} (ws_open_role)\n"
+                               .format(config.get("gw_config", "ws_port"), _role(gateway, "ws_open_role")))
     else:
         platform.console_write("gateway token saved; new connections need it "
                                "(clients already connected stay)\n")
@@ -49,3 +49,34 @@ async def cmd_set_port(gateway, port):
         platform.console_write("gw_config.ws_port = {} (saved; the gateway moves now; "
                                "connected clients stay)\n".format(wanted))
         gateway.restart()
+
+
+_WHAT_ROLES_MAY = (
+    "\n  observer: chat, reading tools only; its own chats; none of the web app's views"
+    "\n  operator: also GPIO, cron, the web and messages; its own chats; none of the views"
+    "\n  owner:    everything the console may do, every chat and the web app's views\n")
+
+
+def _role(gateway, key):
+    from mimi.gateway import guard
+
+    return guard.role(gateway.app.config, key)
+
+
+def _set_role(gateway, key, role, who):
+    if role is None:
+        platform.console_write("{}: {}{}".format(key, _role(gateway, key), _WHAT_ROLES_MAY))
+        return
+    gateway.app.config.set("gw_config", key, role)  # the row's words: observer, operator or owner
+    platform.console_write("{} = {} (saved; {} connecting from now on act with it)\n".format(
+        key, gateway.app.config.get("gw_config", key), who))
+
+
+async def cmd_role(gateway, role=None):
+    """ws_role [role]: show or set the role of web chat clients that present the token."""
+    _set_role(gateway, "ws_role", role, "clients with the token")
+
+
+async def cmd_open_role(gateway, role=None):
+    """ws_open_role [role]: show or set the role of web chat clients while the token is off."""
+    _set_role(gateway, "ws_open_role", role, "clients without a token (while it is off)")

@@ -30,7 +30,8 @@ def recent(sessions, channel, chat_id):
     return picked, more
 
 
-def frame(sessions, channel, chat_id):
-    """The history frame a client asked for: {"type": "history", "chat_id", "messages", "more"}."""
+def frame(sessions, channel, chat_id, shown=None):
+    """The history frame a client asked for: {"type": "history", "chat_id", "messages", "more"}, the chat named
+    as the client names it (shown)."""
     messages, more = recent(sessions, channel, chat_id)
-    return json.dumps({"type": "history", "chat_id": chat_id, "messages": messages, "more": more})
+    return json.dumps({"type": "history", "chat_id": shown or chat_id, "messages": messages, "more": more})

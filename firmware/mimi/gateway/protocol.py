@@ -74,8 +74,12 @@ def parse_frame(data):
     return "message", chat_id, content
 
 
-def hello(chat_id):
-    return json.dumps({"type": "hello", "chat_id": chat_id})
+def hello(chat_id, role=None):
+    """The first frame: the client's chat, and the role it acts with (the page offers the owner's views only to
+    the owner)."""
+    if role is None:
+        return json.dumps({"type": "hello", "chat_id": chat_id})
+    return json.dumps({"type": "hello", "chat_id": chat_id, "role": role})
 
 
 def user(chat_id, text):

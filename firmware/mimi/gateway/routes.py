@@ -6,6 +6,7 @@ import hashlib
 
 from microdot import Response
 
+from mimi.gateway import guard
 from mimi.gateway.web import Web, refuse
 from mimi.platform import const, log
 from mimi.storage import files
@@ -54,6 +55,21 @@ class Routes(Web):
         self.get("/attach.js")(self._attach_script)
         self.get("/views.js")(self._views_script)
         self.route("/mcp", methods=["GET", "POST", "DELETE"])(self._mcp)
+        self.before_request(self._screen)
+
+    async def _screen(self, request):
+        """Before every route: a name the board does not answer to is 421 whatever the Origin (DNS rebinding);
+        the web chat's endpoints take no request of another site's page (403). /mcp checks its Origin itself."""
+        config = self.gateway.app.config
+        if not guard.host_allowed(config, request.headers):
+            log("gateway: refused a request for a name that is not the board's (Host)")
+            return await refuse(request, "421 Misdirected Request", "this board does not answer to that name "
+                                "(gw_config.hosts lists other names it answers to)", "Vary: Host")
+        if request.path in ("/ws", "/upload") and not guard.origin_allowed(config, request.headers):
+            log("gateway: refused a request from a page of another site (Origin)")
+            return await refuse(request, "403 Forbidden", "requests from web pages of other sites are refused "
+                                "(gw_config.origins lists other pages that may)", "Vary: Origin")
+        return None
 
     def _asset(self, request, name, content_type):
         """The page's file `name` (its .gz when built), a 304 when the browser has it; None if missing."""

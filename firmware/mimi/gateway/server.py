@@ -19,6 +19,10 @@ _COMMANDS = (
     "\tmimi.gateway.commands:cmd_set_token(app.gateway)\t1"
     "\nset_ws_port\tset_ws_port <port>\t1\t1\tgateway TCP port (saved; the gateway moves at once)"
     "\tmimi.gateway.commands:cmd_set_port(app.gateway)"
+    "\nws_role\tws_role [role]\t0\t1\trole of web chat clients with the token: owner (default), operator or observer"
+    "\tmimi.gateway.commands:cmd_role(app.gateway)"
+    "\nws_open_role\tws_open_role [role]\t0\t1\trole of web chat clients while the token is off: observer "
+    "(default), operator or owner\tmimi.gateway.commands:cmd_open_role(app.gateway)"
     "\n"
 )
 

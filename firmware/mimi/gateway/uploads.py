@@ -6,13 +6,15 @@ from microdot import Response
 
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused
-from mimi.gateway import auth
+from mimi.gateway import guard
 from mimi.platform import const, log
 from mimi.storage import files
 
 PENDING_MAX = const(4)  # uploads waiting for their message; the oldest is dropped past this
 READ_TIMEOUT_S = const(10)  # silence while an upload streams in
 _PIECE = const(1024)
+_RUNNING_MAX = const(4)  # uploads streaming in at once, all clients together; past it: 503
+_RUNNING_PER_CLIENT = const(2)  # ... and from one address
 
 
 def _answer(status, body):
@@ -20,9 +22,13 @@ def _answer(status, body):
 
 
 class Uploads:
+    deadline_s = 60  # an upload takes at most this long ...
+    rate_floor = 32 * 1024  # ... or, a large one, as long as this many bytes a second need (5 MB: 160 s)
+
     def __init__(self, app):
         self.app = app
         self.pending = []  # (id, item), oldest first
+        self.running = []  # the address of each upload streaming in now
         self._next = 1
 
     def _kind(self, name, media_type, size):
@@ -43,8 +49,21 @@ class Uploads:
 
     async def receive(self, request):
         """POST /upload?name=<file name>, Content-Type the file's type, the bytes as the body."""
-        if not auth.admits(self.app.config, request):
+        if guard.client_role(self.app.config, request) is None:
             return _answer(401, {"error": "gateway token missing or wrong"})
+        address = guard.address(request)
+        if len(self.running) >= _RUNNING_MAX or self.running.count(address) >= _RUNNING_PER_CLIENT:
+            log("gateway: refused an upload: {} are streaming in already".format(len(self.running)))
+            return Response(json.dumps({"error": "too many uploads at once (at most {} from one client, {} in all); "
+                                        "try again when one has finished".format(_RUNNING_PER_CLIENT, _RUNNING_MAX)}),
+                            503, {"Content-Type": "application/json", "Retry-After": "10", "Connection": "close"})
+        self.running.append(address)
+        try:
+            return await self._receive(request)
+        finally:
+            self.running.remove(address)
+
+    async def _receive(self, request):
         size = request.content_length or 0
         name = attachments.safe_name(request.args.get("name") or "file")
         media_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -60,8 +79,9 @@ class Uploads:
         self._next += 1
         ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1] if "." in name else "bin")[:8]
         path = attachments.inbox_path(self.app.flash.root, "ws_" + upload_id, ext)
+        deadline = max(self.deadline_s, size // self.rate_floor)
         try:
-            await self._store(request, path, size)
+            await asyncio.wait_for(self._store(request, path, size), deadline)
             if kind == "image":
                 media_type = attachments.sniff_image(path)
                 if media_type is None:
@@ -69,7 +89,11 @@ class Uploads:
         except Refused as exc:
             files.remove(path)
             return _answer(415, {"error": str(exc)})
-        except (OSError, asyncio.TimeoutError) as exc:
+        except asyncio.TimeoutError:
+            files.remove(path)
+            log("gateway: an upload took longer than {} s; dropped".format(deadline))
+            return _answer(408, {"error": "the upload took too long; please try again on a faster connection"})
+        except OSError as exc:
             files.remove(path)
             return _answer(400, {"error": "the upload broke off ({}); please try again".format(exc)})
         item = attachments.media(kind, path, media_type if kind in ("image", "audio") else (
@@ -88,7 +112,10 @@ class Uploads:
                 return
             left = size
             while left > 0:
-                data = await asyncio.wait_for(request.stream.read(min(_PIECE, left)), READ_TIMEOUT_S)
+                try:
+                    data = await asyncio.wait_for(request.stream.read(min(_PIECE, left)), READ_TIMEOUT_S)
+                except asyncio.TimeoutError:  # silence, not the whole upload's deadline
+                    raise OSError("nothing came for {} s".format(READ_TIMEOUT_S))
                 if not data:
                     raise OSError("the connection closed after {} of {} bytes".format(size - left, size))
                 f.write(data)

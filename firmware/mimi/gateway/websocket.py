@@ -45,6 +45,7 @@ _CLOSE_WAIT_MS = const(2000)  # how long close() waits for the peer's close fram
 _DRAIN_IDLE_MS = const(100)  # after failing a connection: read until the peer is quiet this long
 _DRAIN_MAX_MS = const(1000)  # ... but no longer than this
 _DRAIN_CHUNK = const(512)
+_FRAGMENTS_MAX = const(64)  # frames of one fragmented message, empty ones included
 
 
 class WebSocket(_MicrodotWebSocket):
@@ -56,10 +57,12 @@ class WebSocket(_MicrodotWebSocket):
     """
 
     max_message_length = MAX_MESSAGE_LENGTH  # 0: no limit; -1: Request.max_body_length
+    max_fragments = _FRAGMENTS_MAX  # frames of one message, empty ones included; 0: no limit
 
     def __init__(self, request):
         super().__init__(request)
         self.close_code = None  # set once closed: the code sent or received (1006: dropped)
+        self.heard_ms = platform.ticks_ms()  # when the peer's last frame came (a pong too): its silence
         self._write_lock = asyncio.Lock()  # a pong from receive() and a send() from another task
         self._reset_message()
 
@@ -94,6 +97,12 @@ class WebSocket(_MicrodotWebSocket):
             self.closed = True
             self.close_code = CLOSE_ABNORMAL
             raise ConnectionClosed(CLOSE_ABNORMAL, "connection dropped")
+
+    async def ping(self):
+        """A ping (the peer answers with a pong, which receive() takes as a sign of life)."""
+        if self.closed:
+            raise ConnectionClosed(self.close_code)
+        await self._send_frame(OP_PING, b"")
 
     async def send(self, data, opcode=None):
         """Send one message: a str as text, bytes as binary (or the given opcode)."""
@@ -136,8 +145,12 @@ class WebSocket(_MicrodotWebSocket):
         limit = self.max_message_length
         if limit == -1:
             limit = Request.max_body_length
-        if not opcode & 0x08 and limit and self._size + length > limit:
-            raise ProtocolError(CLOSE_TOO_BIG, "message over {} bytes".format(limit))
+        if not opcode & 0x08:  # a message's bytes and frames counted before anything is read or kept
+            if limit and self._size + length > limit:
+                raise ProtocolError(CLOSE_TOO_BIG, "message over {} bytes".format(limit))
+            if self.max_fragments and len(self._parts) >= self.max_fragments:
+                raise ProtocolError(CLOSE_TOO_BIG, "message of over {} frames".format(self.max_fragments))
+        self.heard_ms = platform.ticks_ms()
         mask = await reader.readexactly(4)
         if not length:
             return fin, opcode, b""

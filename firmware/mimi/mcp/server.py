@@ -3,12 +3,13 @@
 # stateless 2026-07-28 revision (the per-request _meta envelope). Loaded at the first /mcp request (gateway/routes.py).
 import asyncio
 import binascii
+import hashlib
 import os
 
 from microdot import Response
 
 from mimi import platform
-from mimi.gateway import auth
+from mimi.gateway import auth, guard
 from mimi.mcp import NS
 from mimi.mcp.server_methods import MODERN_VERSION, Methods, initialized
 from mimi.mcp.server_rpc import (HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSON_TYPE,
@@ -20,16 +21,15 @@ from mimi.utf8 import strict
 BODY_MAX = const(16 * 1024)  # bytes of one JSON-RPC message; a longer body gets 413
 DRAIN_MAX = const(256 * 1024)  # a refused body up to this is read and dropped, so that the client hears the 413
 SESSIONS_MAX = const(8)  # handshake sessions kept; a new one past this ends the one unused for the longest
-CLIENT_NAME_MAX = const(32)  # characters of a client's name kept (its chat and audit name)
+CLIENT_NAME_MAX = const(32)  # characters of a client's name kept (shown in the console's lines)
+_CREDENTIAL_HEX = const(6)  # hex digits of the token's digest in a caller's name
 _READ_PIECE = const(1024)
 _READ_TIMEOUT_S = const(10)
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")  # oldest first; the last is offered
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
-_META_CLIENT = "io.modelcontextprotocol/clientInfo"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _NAME_PARAMS = {"tools/call": "name", "resources/read": "uri"}  # 2026-07-28: mirrored in the Mcp-Name header
 _SESSION = "Mcp-Session-Id"
-_LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
 # 2026-07-28: the HTTP status of a method's JSON-RPC error (the SDK's table; others 200). The handshake era
 # answers them all with 200.
 _STATUS_OF = {INVALID_PARAMS: 400, METHOD_NOT_FOUND: 404}
@@ -41,7 +41,7 @@ class Server:
 
     def __init__(self, app):
         self.app = app
-        self.sessions = {}  # session id -> [client name, protocol version, last used (ticks_ms)]
+        self.sessions = {}  # session id -> [client name (its own word), protocol version, last used (ticks_ms)]
         self.methods = Methods(app)
 
     async def serve(self, request):
@@ -59,9 +59,10 @@ class Server:
 
     async def _serve(self, request):
         headers = request.headers
-        if not _origin_allowed(headers):  # a web page's request (DNS rebinding): the spec's 403
+        if not guard.origin_allowed(self.app.config, headers, True):  # a web page of another site: the spec's 403
             raise refused(403, INVALID_REQUEST, "Forbidden: requests from web pages of other sites are refused")
-        if not self._admits(request):
+        token = self._token()
+        if token != auth.OFF and not _presents(request, token):
             return error(None, INVALID_REQUEST, "token missing or wrong: send 'Authorization: Bearer <token>' (the "
                          "console's ws_token shows it, or set_mcp_token sets one for MCP)", 401,
                          {"WWW-Authenticate": 'Bearer realm="mimi"'})
@@ -81,25 +82,22 @@ class Server:
         message = parsed(request.body)
         rid, method, params = checked(message)
         version = headers.get("MCP-Protocol-Version")
+        caller = _caller(request, token)
         if version is not None and version not in HANDSHAKE_VERSIONS:  # the stateless revision (or an unknown one)
-            return await self._stateless(headers, version, rid, method, params)
+            return await self._stateless(headers, version, rid, method, params, caller)
         if method == "initialize" and rid is not None:
-            return self._open(rid, params)
-        client = self._session(headers.get(_SESSION), rid)
+            return self._open(rid, params, caller)
+        self._session(headers.get(_SESSION), rid)
         if rid is None:  # a notification (notifications/initialized, cancelled...) or a response: taken
             return Response(b"", 202)
-        return await self._answer(rid, method, params, client, False)
+        return await self._answer(rid, method, params, caller, False)
 
-    def _admits(self, request):
+    def _token(self):
         config = self.app.config
-        token = config.get(NS, "token") or auth.current(config)  # mcp_config.token, else the web chat's
-        if token == auth.OFF:
-            return True
-        given = auth.presented(request)
-        return given is not None and auth.same(given, token)
+        return config.get(NS, "token") or auth.current(config)  # mcp_config.token, else the web chat's
 
     # -- the handshake era: initialize opens a session, its id comes with every later message --
-    def _open(self, rid, params):
+    def _open(self, rid, params, caller):
         wanted = params.get("protocolVersion")
         info = params.get("clientInfo")
         if not isinstance(wanted, str) or not isinstance(info, dict):
@@ -110,7 +108,7 @@ class Server:
             self._forget_oldest()
         session_id = binascii.hexlify(os.urandom(16)).decode()
         self.sessions[session_id] = [client, version, platform.ticks_ms()]
-        platform.log("mcp: {} connected (protocol {})".format(client, version))
+        platform.log("mcp: {} connected from {} (protocol {})".format(client, caller, version))
         return result(rid, initialized(version), {_SESSION: session_id})
 
     def _session(self, session_id, rid):
@@ -137,7 +135,7 @@ class Server:
         del self.sessions[oldest[0]]
 
     # -- the stateless era: each request carries its version and client in params._meta --
-    async def _stateless(self, headers, version, rid, method, params):
+    async def _stateless(self, headers, version, rid, method, params, caller):
         meta = params.get("_meta")
         if rid is None:  # a notification: nothing to act on in this revision, taken if its version is served
             _served(version, None)
@@ -156,8 +154,7 @@ class Server:
             raise refused(400, HEADER_MISMATCH, "mcp-name header does not match the request body's {!r} "
                           "parameter".format(name_key), rid)
         _served(version, rid)
-        info = meta.get(_META_CLIENT)
-        return await self._answer(rid, method, params, client_name(info if isinstance(info, dict) else {}), True)
+        return await self._answer(rid, method, params, caller, True)
 
     async def _answer(self, rid, method, params, client, modern):
         try:
@@ -168,8 +165,25 @@ class Server:
         return result(rid, answer)
 
 
+def _presents(request, token):
+    given = auth.presented(request)
+    return given is not None and auth.same(given, token)
+
+
+def _caller(request, token):
+    """Who a request comes from, for the rate limits, the conversation (session mcp_<caller>) and the audit: its
+    address and the credential it presented (a digest of the token, "open" while none is needed), never a name
+    the client chooses: <address>_<6 hex digits>, the address's dots and colons as dashes."""
+    address = guard.address(request).replace(".", "-").replace(":", "-")
+    if token == auth.OFF:
+        return address + "_open"
+    digest = binascii.hexlify(hashlib.sha256(token.encode()).digest()).decode()
+    return "{}_{}".format(address, digest[:_CREDENTIAL_HEX])
+
+
 def client_name(info):
-    """A client's name (clientInfo.name) as its chat and audit name: 1..32 of A-Z a-z 0-9 _ -, else "client"."""
+    """A client's name (clientInfo.name) as the console's lines show it: 1..32 of A-Z a-z 0-9 _ -, else
+    "client"."""
     name = info.get("name")
     name = name if isinstance(name, str) else ""
     kept = "".join(ch if "a" <= ch <= "z" or "A" <= ch <= "Z" or "0" <= ch <= "9" or ch in "_-" else "_"
@@ -191,16 +205,6 @@ def _header_value(value):
         return strict(binascii.a2b_base64(value[9:-2]))
     except ValueError:  # binascii.Error is a ValueError on both runtimes
         return None
-
-
-def _origin_allowed(headers):
-    """No Origin (not a browser), the board's own pages, or a page on the client's own machine."""
-    origin = headers.get("Origin")
-    if not origin:
-        return True
-    host = origin.split("://", 1)[-1].rstrip("/")
-    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
-    return host == headers.get("Host") or name in _LOOPBACK
 
 
 def _accepts_json(accept):

@@ -1,5 +1,6 @@
-# The `mcp` channel: the MCP tool `ask` puts a turn of the board's own agent on the bus (session mcp_<client>) and
-# waits for the reply the dispatcher hands to this channel. Made at the first ask (mcp/server_tools.py).
+# The `mcp` channel: the MCP tool `ask` puts a turn of the board's own agent on the bus (session mcp_<caller>: its
+# address and credential, mcp/server.py) and waits for the reply the dispatcher hands to this channel. Made at the
+# first ask (mcp/server_tools.py).
 import asyncio
 
 from mimi.bus.message import Message
@@ -12,6 +13,7 @@ ASKS_MAX = const(2)  # questions of MCP clients waiting for the agent at once
 ASK_TIMEOUT_S = const(55)
 ANSWER_MAX = const(16 * 1024)  # characters of an answer returned; a longer one is cut with CUT_NOTE
 CUT_NOTE = "\n\n[answer cut at {} characters]"
+_FILES_MAX = const(8)  # MCP conversations kept on flash; a new caller's first question ends the one quiet longest
 _FAILED_KINDS = ("error", "refused")  # agent/loop.py: a failed turn, a budget's or rate limit's refusal
 
 
@@ -30,6 +32,7 @@ class Asks:
         if len(self.waiting) >= ASKS_MAX:
             return ("not asked: the board's agent is busy with {} questions of MCP clients; ask again in a "
                     "moment".format(ASKS_MAX)), True
+        self._room_for(client)
         number = self._next
         self._next += 1
         slot = [asyncio.Event(), None]
@@ -44,6 +47,26 @@ class Asks:
         finally:
             del self.waiting[number]
         return slot[1]
+
+    def _room_for(self, client):
+        """A caller without a conversation yet gets one: past _FILES_MAX, the MCP conversation whose last turn is
+        the oldest is removed first (no caller fills the flash with conversations)."""
+        sessions = self.app.sessions
+        if sessions.exists(CHANNEL, client):
+            return
+        from mimi.storage import files
+        from mimi.storage.session_lines import SUFFIX, last_ts
+
+        kept = [name for name in files.listdir(sessions.dir) if name.startswith(CHANNEL + "_") and name.endswith(SUFFIX)]
+        while len(kept) >= _FILES_MAX:
+            oldest = None
+            for name in kept:
+                ts = last_ts(files.join(sessions.dir, name))
+                if oldest is None or ts < oldest[0]:
+                    oldest = (ts, name)
+            kept.remove(oldest[1])
+            sessions.clear(oldest[1][:-len(SUFFIX)])
+            log("mcp: removed the conversation {} ({} MCP conversations are kept)".format(oldest[1], _FILES_MAX))
 
     async def _turn(self, question, answered):
         await self.app.bus.inbound.put(question)

@@ -62,10 +62,12 @@ def owners(config):
 
 
 def of_chat(config, channel, chat_id):
-    """The trust of a chat: the console and the gateway are the owner, an allowlisted Telegram user's private
-    chat that user's role, anything else the least trusted role."""
+    """The trust of a chat: the console and the gateway's owner are the owner (a web chat of a client with
+    another role is "<role>.<id>": gateway/clients.py), an allowlisted Telegram user's private chat that user's
+    role, anything else the least trusted role."""
     if channel in OWNER_CHANNELS:
-        return OWNER
+        role = str(chat_id).split(".", 1)[0] if "." in str(chat_id) else OWNER
+        return role if role in ROLES else OBSERVER
     if channel == "telegram" and config is not None and chat_id.isdigit():
         allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
         if chat_id in allowed:

@@ -22,9 +22,9 @@ class _FileTool(Tool):
             place = sandbox.resolve(self.app.flash.root, path, write)
         except sandbox.PathRefused as exc:
             raise ToolError(str(exc))
-        if place.rel.split("/")[0] in sandbox.OWNER_ONLY and turn.role != roles.OWNER:
-            raise ToolError("path '{}' refused: only the owner may read conversations ({}/)".format(
-                place.rel, "/, ".join(sandbox.OWNER_ONLY)))
+        if sandbox.owner_only(place.rel) and turn.role != roles.OWNER:
+            raise ToolError("path '{}' refused: only the owner may read conversations and the files that wait for "
+                            "their turn ({}/)".format(place.rel, "/, ".join(sandbox.OWNER_ONLY)))
         return place
 
 
@@ -228,6 +228,8 @@ class ListDir(_FileTool):
                 raise ToolError("'{}' is a file: use read_file".format(place.rel))
             raise ToolError("no folder '{}'".format(place.rel))
         names = flash_files.listdir(place.full)
+        if turn.role != roles.OWNER:  # what only the owner may read is not listed either
+            names = [name for name in names if not sandbox.owner_only(place.rel + "/" + name)]
         if not names:
             return "(folder {} is empty)".format(place.rel)
         lines = [_entry_line(place.full, name) for name in names[:LIST_MAX]]

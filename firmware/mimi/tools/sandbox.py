@@ -8,8 +8,9 @@ from mimi.storage import files as flash_files
 WRITABLE = ("config", "memory", "skills", "files")
 # Top-level folders the model may read but never write (the firmware owns the chat histories).
 READ_ONLY = ("sessions",)
-# Of those, the folders only the owner's turns may read (everyone's chat histories).
-OWNER_ONLY = ("sessions",)
+# The folders only the owner's turns may read or list: everyone's chat histories, and the photos and files
+# received that wait for their turn (agent/attachments.py INBOX: the owner's uploads too).
+OWNER_ONLY = ("sessions", "files/inbox")
 # Top-level folders that do not exist for the model at all (TLS trust anchors).
 HIDDEN = ("certs",)
 # Files directly in the data root with this suffix are readable and writable (e.g. HEARTBEAT.md).
@@ -20,6 +21,14 @@ CHIP_DATA_ROOT = "/data"
 PATH_MAX = const(160)  # characters of a path given to a tool
 _S_IFMT = const(0xF000)
 _S_IFLNK = const(0xA000)
+
+
+def owner_only(rel):
+    """True for a path inside one of the OWNER_ONLY folders (or one of them itself)."""
+    for folder in OWNER_ONLY:
+        if rel == folder or rel.startswith(folder + "/"):
+            return True
+    return False
 
 
 class PathRefused(ValueError):
