@@ -7,8 +7,8 @@ import sys
 import time
 import traceback
 
-from bench import (conversation, gateway, heap, machine, mcp, mqtt, photo, results, rules, storage, telegram, tls,
-                   voice, wire)
+from bench import (conversation, gateway, heap, hostile, machine, mcp, mqtt, photo, results, rules, storage, telegram,
+                   tls, voice, wire)
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
 from host_sim.fake_anthropic import FakeAnthropic
@@ -26,6 +26,7 @@ GROUPS = (
     (("mqtt_in_to_out",), mqtt.measure),
     (("local_rules",), lambda fake, log: (rules.measure(fake, log),)),
     (("mcp_round_trip", "mcp_session_heap"), mcp.measure),
+    (("unauthenticated_heap",), hostile.measure),
     (("voice_turn_heap",), lambda fake, log: (voice.measure(fake, log),)),
     (("smallest_heap_tls", "idle_tls", "tls_cost"), tls.measure),  # per binary: MIMI_MICROPYTHON adds one
     (("wire_formats",), wire.measure),

@@ -19,6 +19,8 @@ GOALS = {
     "local_rules": "edge to action p99 <= 20 ms on MicroPython; 0 tokens a day for a rule (issue 21)",
     "mcp_round_trip": "report: a tools/call through the board's MCP server, p50/p99 (issue 22)",
     "mcp_session_heap": "report: the heap one MCP session holds, ROMFS form (issue 22)",
+    "unauthenticated_heap": "the largest heap one unauthenticated connection holds under the header and fragment "
+                            "attacks, ROMFS form: under 8 KB (issue 32)",
     "voice_turn_heap": "a voice note turn's peak heap within 16 KB of a text turn's, ROMFS form; report the time "
                        "from the note to its transcript shown (issue 24)",
     "smallest_heap_tls": "report: the 10-turn chat's smallest heap with both fakes on https, ROMFS form, firmware "
@@ -100,6 +102,10 @@ def verdicts(figures):
     judge("mqtt_in_to_out", None, "reported only")
     judge("mcp_round_trip", None, "reported only")
     judge("mcp_session_heap", None, "reported only")
+    attack = _get(figures, "unauthenticated_heap", "romfs")
+    if attack:
+        judge("unauthenticated_heap", attack["largest_kb"] is not None and attack["largest_kb"] < 8,
+              "{} KB".format(attack["largest_kb"]))
     boot = _get(figures, "boot_to_ready", "mpy").get("ready_ms", {})
     judge("boot_to_ready", boot.get("median") is not None and boot["median"] <= 500,
           "median {} ms".format(boot.get("median")))
@@ -186,6 +192,11 @@ def _rows(name, figure):
                      "connection's); the tool list is {} bytes, written a tool at a time".format(
                          _spread(f["session_kb"]), f["second_session_kb"]["median"], f["peak_above_kb"]["median"],
                          f["gateway_kb"]["median"], f["tool_list_bytes"]))
+        elif name == "unauthenticated_heap":
+            value = ("at most {} KB: a head held at the caps {} KB; 1,500 headers (431) peak +{} KB; token off, a "
+                     "message of 63 empty fragments {} KB (the WebSocket client itself {} KB)".format(
+                         f["largest_kb"], _spread(f["head_held"]), f["many_headers_peak"]["median"],
+                         _spread(f["fragments_held"]), f["client_held"]["median"]))
         elif name == "prompt_cache":
             value = "{}/{} identical".format(f["identical"], f["compared"])
             if f.get("share") is not None:

@@ -6,7 +6,7 @@ import sys
 
 import esp32
 from mimi.config import Config
-from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth, protocol
+from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth, guard, protocol
 from stub_app import Holder, stub_app
 from support import raises, remove_tree, run, write
 
@@ -106,17 +106,21 @@ def test_the_first_use_makes_and_saves_a_token_and_admits_only_it():
     assert not cfg.is_set("gw_config", "ws_token")
     token = auth.current(cfg)
     assert cfg.get("gw_config", "ws_token") == token and auth.current(cfg) == token
-    assert auth.admits(cfg, _Request({"token": token}))
-    assert not auth.admits(cfg, _Request({"token": token + "x"}))
-    assert not auth.admits(cfg, _Request())
+    assert guard.client_role(cfg, _Request({"token": token})) == "owner"  # ws_role's default
+    assert guard.client_role(cfg, _Request({"token": token + "x"})) is None
+    assert guard.client_role(cfg, _Request()) is None
+    cfg.set("gw_config", "ws_role", "operator")
+    assert guard.client_role(cfg, _Request(headers={"Authorization": "Bearer " + token})) == "operator"
 
 
 def test_off_admits_everyone_and_unset_never_does():
     cfg = _fresh_config()
     cfg.set("gw_config", "ws_token", "off")
-    assert auth.admits(cfg, _Request())
+    assert guard.client_role(cfg, _Request()) == "observer"  # ws_open_role's default
+    cfg.set("gw_config", "ws_open_role", "owner")  # the owner's choice: anyone on the network is the owner
+    assert guard.client_role(cfg, _Request()) == "owner"
     cfg.unset("gw_config", "ws_token")  # e.g. config_reset: a fresh token, not an open door
-    assert not auth.admits(cfg, _Request())
+    assert guard.client_role(cfg, _Request()) is None
     assert auth.current(cfg) not in ("", "off")
 
 

@@ -48,10 +48,3 @@ def presented(request):
         return header[7:].strip() or None
     return None
 
-
-def admits(config, request):
-    token = current(config)
-    if token == OFF:
-        return True
-    given = presented(request)
-    return given is not None and same(given, token)

@@ -1,7 +1,7 @@
 # Who may talk to the gateway (imported with the routes, at the first connection): the names the board answers
 # to (Host: a foreign name is DNS rebinding), the web pages that may use the web chat and /mcp (Origin), and the
 # role a web chat client acts with (ws_role with the token, ws_open_role while it is off).
-from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth
+from mimi.gateway import auth
 from mimi.safety import roles
 
 NS = "gw_config"
@@ -106,6 +106,3 @@ def client_role(config, request):
         return None
     return role(config, "ws_role")
 
-
-def token_on(config):
-    return config.get(TOKEN_NS, TOKEN_KEY) != auth.OFF
