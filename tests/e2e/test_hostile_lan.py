@@ -288,12 +288,12 @@ def test_uploads_are_at_most_two_per_client_and_four_in_all(gateway, flash):
     try:
         start("127.0.0.1")
         start("127.0.0.1")
-        time.sleep(1)  # both streaming in
+        time.sleep(2)  # both streaming in
         status, answer = refused("127.0.0.1")
         assert status == 503 and b"at most 2 from one client" in answer
         start("127.0.0.2")
         start("127.0.0.2")
-        time.sleep(1)
+        time.sleep(2)
         assert refused("127.0.0.3")[0] == 503  # four in all
         inbox = flash / "data" / "files" / "inbox"
         assert len(list(inbox.glob("ws_up_*"))) == 4

@@ -100,7 +100,7 @@ class Clients:
         try:
             kind, chat_id, content = protocol.parse_frame(data)
         except protocol.BadFrame as exc:
-            await self._deliver(client, protocol.error(client.chat_id, str(exc)))
+            await self._deliver(client, protocol.error(shown(client.chat_id), str(exc)))
             return
         if kind == "confirm":
             await self._on_answer(client, chat_id, content)
