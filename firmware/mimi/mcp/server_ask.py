@@ -57,7 +57,8 @@ class Asks:
         from mimi.storage import files
         from mimi.storage.session_lines import SUFFIX, last_ts
 
-        kept = [name for name in files.listdir(sessions.dir) if name.startswith(CHANNEL + "_") and name.endswith(SUFFIX)]
+        kept = [name for name in files.listdir(sessions.dir)
+                if name.startswith(CHANNEL + "_") and name.endswith(SUFFIX)]
         while len(kept) >= _FILES_MAX:
             oldest = None
             for name in kept:
