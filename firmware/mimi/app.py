@@ -39,7 +39,7 @@ DATA_ROOT = "/data"
 TOOLS_DIR = "/tools"  # the owner's tool_<name>.py files
 WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
-GC_PERIOD_S = const(10)  # seconds between the main loop's collections
+_GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
 _PARTS = ("cron", "watchers", "heartbeat", "mqtt", "mcp_client")  # made at their first read (header, parts.py)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
@@ -193,7 +193,7 @@ class App:
             try:
                 self.health.tick()  # feeds the watchdog while the agent and dispatcher are healthy
                 seconds += 1
-                if seconds % GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
+                if seconds % _GC_PERIOD_S == 0:  # a collection now and then, in this loop (a task costs heap)
                     platform.collect()
                 if seconds % HEAP_SAMPLE_S == 1:  # the web app's heap sparkline (health/watchdog.py)
                     self.health.sample_heap()

@@ -7,7 +7,7 @@ _MASK_SHOW_FROM = const(24)  # a secret this long or longer shows its first and 
 _MASK_EDGE = const(4)
 
 SECRET = const(1)  # shown masked, never put into messages
-PASSWORD = const(3)  # a secret never shown even in part (includes the SECRET bit)
+_PASSWORD = const(3)  # a secret never shown even in part (includes the SECRET bit)
 
 # Kinds of value
 TEXT = "text"
@@ -25,7 +25,7 @@ _HIDDEN_PASSWORD = "********"
 # description, tab-separated. A bytes constant stays in the image (flash), so the table costs next to
 # no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read (bytes: indexes
 # without UTF-8 walks). low/high bound INT values; a TEXT row's low, when not empty, lists the words it takes
-# (a|b|c); flags is 0, SECRET or PASSWORD.
+# (a|b|c); flags is 0, SECRET or _PASSWORD.
 _TABLE = (
     b"\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
     b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password (wifi_set)"
@@ -371,7 +371,7 @@ class Config:
             ns, key, flags = setting[0], setting[1], setting[4]
             value = self.get(ns, key)
             if flags & SECRET:
-                display = mask(value, flags == PASSWORD)
+                display = mask(value, flags == _PASSWORD)
             elif value == "":
                 display = _NOT_SET
             else:

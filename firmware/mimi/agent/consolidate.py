@@ -17,7 +17,7 @@ from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id, vali
 
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
-JOURNAL_MAX = const(4096)
+_JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 _SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
@@ -148,7 +148,7 @@ class Consolidator:
     def _read_journal(self, stem):
         path = self.app.sessions.journal_path(stem)
         files.remove_stale_tmp(path)
-        text = files.read_text(path, JOURNAL_MAX)
+        text = files.read_text(path, _JOURNAL_MAX)
         if text is None:
             return None
         try:

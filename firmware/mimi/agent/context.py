@@ -3,11 +3,11 @@ from mimi import platform
 from mimi.agent import prompt_file, skills
 from mimi.platform import const
 
-SOUL_MAX = const(8192)
-USER_MAX = const(8192)
-MEMORY_PROMPT_MAX = const(16384)
-DAILY_DAYS = const(2)  # today and yesterday
-DAILY_PROMPT_MAX = const(4096)
+_SOUL_MAX = const(8192)
+_USER_MAX = const(8192)
+_MEMORY_PROMPT_MAX = const(16384)
+_DAILY_DAYS = const(2)  # today and yesterday
+_DAILY_PROMPT_MAX = const(4096)
 _DAY_S = const(86400)
 
 _PREAMBLE = (
@@ -44,7 +44,7 @@ class Context:
 
     def _dates(self, now):
         now = platform.unix_time() if now is None else now
-        return [platform.utc_date(now - day * _DAY_S) for day in range(DAILY_DAYS)]
+        return [platform.utc_date(now - day * _DAY_S) for day in range(_DAILY_DAYS)]
 
     def sections(self, now=None):
         """The system prompt's parts in a fixed order, built in RAM; they depend only on the files and
@@ -52,11 +52,11 @@ class Context:
         from mimi.storage import files
 
         parts = [
-            _PREAMBLE + _section("SOUL", files.read_text(self.flash.soul_path, SOUL_MAX)),
-            _section("USER", files.read_text(self.flash.user_path, USER_MAX)),
-            _section("MEMORY", self.memory.read(MEMORY_PROMPT_MAX)),
+            _PREAMBLE + _section("SOUL", files.read_text(self.flash.soul_path, _SOUL_MAX)),
+            _section("USER", files.read_text(self.flash.user_path, _USER_MAX)),
+            _section("MEMORY", self.memory.read(_MEMORY_PROMPT_MAX)),
         ]
-        for date, text in self.memory.recent_daily(self._dates(now), DAILY_PROMPT_MAX):
+        for date, text in self.memory.recent_daily(self._dates(now), _DAILY_PROMPT_MAX):
             parts.append(_section("Daily notes " + date, text))
         listed = skills.summary(self.flash)
         if listed:
@@ -92,11 +92,11 @@ class Context:
         """(title, str slices) per section for prompt_file, read as sections() reads them."""
         file_slices = prompt_file.file_slices
         flash = self.flash
-        yield "SOUL", file_slices(flash.soul_path, SOUL_MAX)
-        yield "USER", file_slices(flash.user_path, USER_MAX)
-        yield "MEMORY", file_slices(flash.memory_path, MEMORY_PROMPT_MAX)
+        yield "SOUL", file_slices(flash.soul_path, _SOUL_MAX)
+        yield "USER", file_slices(flash.user_path, _USER_MAX)
+        yield "MEMORY", file_slices(flash.memory_path, _MEMORY_PROMPT_MAX)
         for date in dates:
-            yield "Daily notes " + date, file_slices(flash.daily_path(date), DAILY_PROMPT_MAX)
+            yield "Daily notes " + date, file_slices(flash.daily_path(date), _DAILY_PROMPT_MAX)
         yield "Skills", _skills_slices(flash)
 
     def user_turn(self, text, channel, now=None):

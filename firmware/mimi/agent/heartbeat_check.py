@@ -8,8 +8,8 @@ from mimi.platform import const
 from mimi.storage import files
 
 FILE_MAX = const(4096)  # bytes of HEARTBEAT.md read; the rest is ignored
-TRIGGER_WAIT_S = const(300)  # heartbeat_trigger waits this long for the outcome
-BUSY_MAX_S = const(600)  # an unanswered heartbeat stops blocking the next one after this
+_TRIGGER_WAIT_S = const(300)  # heartbeat_trigger waits this long for the outcome
+_BUSY_MAX_S = const(600)  # an unanswered heartbeat stops blocking the next one after this
 
 PROMPT = (
     "[heartbeat] A periodic check of your task list HEARTBEAT.md. Open items:\n{}\n\n"
@@ -54,7 +54,7 @@ async def beat(heartbeat, on_reply=None):
     """Heartbeat.beat's work: queue one heartbeat turn for `heartbeat` (agent/heartbeat.py) and
     count its outcome there; the same return values."""
     if heartbeat.busy_since is not None:
-        if platform.ticks_diff(platform.ticks_ms(), heartbeat.busy_since) < BUSY_MAX_S * 1000:
+        if platform.ticks_diff(platform.ticks_ms(), heartbeat.busy_since) < _BUSY_MAX_S * 1000:
             return -1
     items = open_items(files.read_text(heartbeat.path, FILE_MAX))
     if not items:
@@ -99,9 +99,9 @@ async def trigger(heartbeat):
     target = owner_target(heartbeat.app)
     platform.log("heartbeat: checking {} open item(s)...".format(count))
     try:
-        await asyncio.wait_for(finished.wait(), TRIGGER_WAIT_S)
+        await asyncio.wait_for(finished.wait(), _TRIGGER_WAIT_S)
     except asyncio.TimeoutError:
-        platform.log("heartbeat: no answer within {} s".format(TRIGGER_WAIT_S))
+        platform.log("heartbeat: no answer within {} s".format(_TRIGGER_WAIT_S))
         return
     text, kind = outcome[0]
     if kind == "error":

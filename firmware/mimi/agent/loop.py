@@ -9,7 +9,7 @@ from mimi.llm.models import Route, job_of, note
 from mimi.llm.text import Text
 from mimi.platform import const
 
-MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
+_MAX_TOOL_ROUNDS = const(10)  # then one last call without tools, so the user always gets an answer
 PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches) in one turn
 MEMORY_REPLY = "Sorry, the device ran short of memory while answering this. Please try again in a moment."
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
@@ -207,7 +207,7 @@ class Exchange:
         return messages, agent.context.system_blocks(self.now), agent.tools
 
     async def converse(self):
-        """The model's rounds until it stops asking for tools (at most MAX_TOOL_ROUNDS, then one without)."""
+        """The model's rounds until it stops asking for tools (at most _MAX_TOOL_ROUNDS, then one without)."""
         agent, message = self.agent, self.message
         if self.channel is not None and hasattr(self.channel, "on_start"):
             await self.channel.on_start(message.chat_id)
@@ -215,8 +215,8 @@ class Exchange:
         meta = message.meta if isinstance(message.meta, dict) else {}
         model = meta.get("model")  # a watcher's turn may name a smaller model
         pauses = 0
-        for round_no in range(MAX_TOOL_ROUNDS + 1):
-            last = round_no == MAX_TOOL_ROUNDS
+        for round_no in range(_MAX_TOOL_ROUNDS + 1):
+            last = round_no == _MAX_TOOL_ROUNDS
             self.fresh_round = True
             refusal = agent.check_call(message, self.route.job)
             if refusal:

@@ -7,7 +7,7 @@ SUFFIX = ".md"
 SKILLS_MAX = const(16)  # skills listed in the system prompt
 LINE_MAX = const(120)  # characters of one listed line ("- name: first line")
 NAME_MAX = const(48)
-SHOW_MAX = const(8192)  # bytes skill_show prints
+_SHOW_MAX = const(8192)  # bytes skill_show prints
 _HEAD_BYTES = const(512)  # bytes read to find a skill's first line
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = (
@@ -90,10 +90,10 @@ async def skill_list(app):
 
 async def skill_show(app, name):
     path = path_of(app.flash, name)
-    text = files.read_text(path, SHOW_MAX)
+    text = files.read_text(path, _SHOW_MAX)
     if text is None:
         log("error: no skill '{}' (see skill_list)".format(name))
         return
     log(text)
-    if files.size(path) > SHOW_MAX:
-        log("[... cut at {} bytes]".format(SHOW_MAX))
+    if files.size(path) > _SHOW_MAX:
+        log("[... cut at {} bytes]".format(_SHOW_MAX))

@@ -3,7 +3,7 @@ from mimi.platform import const
 
 SUMMARY_MAX = const(600)  # characters of one summary in the daily note
 FACTS_MAX = const(3)  # proposed MEMORY.md lines per summary
-FACT_MAX = const(200)  # characters of one
+_FACT_MAX = const(200)  # characters of one
 MESSAGE_CHARS = const(1200)  # characters of one message shown to the summariser
 TRANSCRIPT_MAX = const(12 * 1024)  # characters of the whole transcript sent
 
@@ -77,7 +77,7 @@ def parse_reply(text):
         if upper.startswith("FACT:"):
             fact = " ".join(line[5:].split())
             if fact and len(facts) < FACTS_MAX:
-                facts.append(fact[:FACT_MAX])
+                facts.append(fact[:_FACT_MAX])
         elif upper.startswith("SUMMARY:"):
             summary.append(line[8:].strip())
         elif line and summary and not facts:

@@ -2,7 +2,7 @@
 from mimi.bus.queue import Queue
 from mimi.platform import const
 
-QUEUE_DEPTH = const(8)
+_QUEUE_DEPTH = const(8)
 
 CHANNELS = ("telegram", "websocket", "cli", "system", "mqtt", "mcp")
 
@@ -32,7 +32,7 @@ class Message:
 class Bus:
     """The inbound (channels -> agent) and outbound (agent -> channels) queues."""
 
-    def __init__(self, depth=QUEUE_DEPTH):
+    def __init__(self, depth=_QUEUE_DEPTH):
         self.inbound = Queue(depth)
         self.outbound = Queue(depth)
         self.commands = None  # the rules' standing /commands (watch/rules.py), once a rule exists

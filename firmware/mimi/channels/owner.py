@@ -6,7 +6,7 @@ from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.safety import roles
 
-NOTICE_MAX = const(1000)  # characters of one notice
+_NOTICE_MAX = const(1000)  # characters of one notice
 PREFIX = "notice: "
 _DROPPED = "notice: not sent to owner {} on Telegram: the outbound queue is full"
 
@@ -20,7 +20,7 @@ class Owner:
         self.told = 0
 
     def tell(self, text, may_drop=False):
-        text = str(text)[:NOTICE_MAX]
+        text = str(text)[:_NOTICE_MAX]
         platform.log(PREFIX + text)  # never glued to a reply that is streaming on the console
         self.told += 1
         if "telegram" not in self.app.channels:

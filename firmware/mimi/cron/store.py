@@ -7,7 +7,7 @@ from mimi.cron import FILE_MAX, FILE_NAME  # the boot part (cron/__init__.py) re
 
 JOBS_MAX = const(16)
 EVERY_MIN_S = const(60)  # shortest repeat: each run costs an LLM call
-EVERY_MAX_S = const(366 * 86400)
+_EVERY_MAX_S = const(366 * 86400)
 MESSAGE_MAX = const(1000)  # characters of a job's message for the agent
 KINDS = ("every", "at")
 _FIELDS = ("id", "kind", "seconds", "next", "message", "channel", "chat_id")
@@ -80,8 +80,8 @@ class Store:
         if len(message) > MESSAGE_MAX:
             raise CronError("the message is longer than {} characters".format(MESSAGE_MAX))
         if kind == "every":
-            if not EVERY_MIN_S <= seconds <= EVERY_MAX_S:
-                raise CronError("'every' needs seconds from {} to {}".format(EVERY_MIN_S, EVERY_MAX_S))
+            if not EVERY_MIN_S <= seconds <= _EVERY_MAX_S:
+                raise CronError("'every' needs seconds from {} to {}".format(EVERY_MIN_S, _EVERY_MAX_S))
             first = now + seconds
         else:
             if when <= now:

@@ -10,7 +10,7 @@ from mimi.gateway import guard
 from mimi.platform import const, log
 from mimi.storage import files
 
-PENDING_MAX = const(4)  # uploads waiting for their message; the oldest is dropped past this
+_PENDING_MAX = const(4)  # uploads waiting for their message; the oldest is dropped past this
 READ_TIMEOUT_S = const(10)  # silence while an upload streams in
 _PIECE = const(1024)
 _RUNNING_MAX = const(4)  # uploads streaming in at once, all clients together; past it: 503
@@ -99,7 +99,7 @@ class Uploads:
         item = attachments.media(kind, path, media_type if kind in ("image", "audio") else (
             "application/pdf" if kind == "pdf" else "text/plain"), name, size)
         self.pending.append((upload_id, item))
-        while len(self.pending) > PENDING_MAX:
+        while len(self.pending) > _PENDING_MAX:
             files.remove(self.pending.pop(0)[1]["path"])
         log("gateway: received {} ({} bytes) as {}".format(name, size, upload_id))
         return _answer(200, {"id": upload_id, "name": name, "kind": kind, "size": size})

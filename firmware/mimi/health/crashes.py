@@ -3,7 +3,7 @@ import machine
 from mimi import platform
 from mimi.platform import const
 
-SAFE_MODE_AFTER = const(3)  # crashes in a row, each before the boot proved healthy
+_SAFE_MODE_AFTER = const(3)  # crashes in a row, each before the boot proved healthy
 CRASH_FILE = "crash_at_boot"  # test hook, in the board's root: "N" makes the next N normal boots raise
 _NAMESPACE = "health"
 _KEY = "early_crashes"
@@ -49,7 +49,7 @@ def decide():
         platform.log("health: the watchdog reset the device (crash {} in a row)".format(record_crash()))
     n = count()
     state["crashes"] = n
-    state["safe_mode"] = n >= SAFE_MODE_AFTER
+    state["safe_mode"] = n >= _SAFE_MODE_AFTER
     if state["safe_mode"]:
         _store(0)  # safe mode once: the next reset tries a normal start again
     return state["safe_mode"]

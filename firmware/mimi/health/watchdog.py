@@ -9,7 +9,7 @@ from mimi.platform import const
 from mimi.health import crashes
 from mimi.ota import bundle_root
 
-HEAP_SAMPLES = const(60)  # free heap (KB) once a minute for the last hour: the status view's sparkline
+_HEAP_SAMPLES = const(60)  # free heap (KB) once a minute for the last hour: the status view's sparkline
 HEAP_SAMPLE_S = const(60)
 
 
@@ -31,7 +31,7 @@ class Health:
         self._wdt = None
         self._turn = None
         self._turn_since = 0
-        self._heap = None  # free heap in KB a minute, a ring of HEAP_SAMPLES (sample_heap), made at the first
+        self._heap = None  # free heap in KB a minute, a ring of _HEAP_SAMPLES (sample_heap), made at the first
         self._heap_at = 0  # the ring's next slot
         commands = app.console.commands
         self._status = commands.table["status"][0]
@@ -103,16 +103,16 @@ class Health:
         if self._heap is None:
             from array import array
 
-            self._heap = array("H", bytes(2 * HEAP_SAMPLES))
-        self._heap[self._heap_at % HEAP_SAMPLES] = min(free // 1024, 0xFFFF)
+            self._heap = array("H", bytes(2 * _HEAP_SAMPLES))
+        self._heap[self._heap_at % _HEAP_SAMPLES] = min(free // 1024, 0xFFFF)
         self._heap_at += 1
 
     def heap_samples(self):
         """Free heap in KB a minute apart, oldest first (at most the last hour)."""
         if self._heap is None:
             return []
-        count = min(self._heap_at, HEAP_SAMPLES)
-        return [self._heap[(self._heap_at - count + i) % HEAP_SAMPLES] for i in range(count)]
+        count = min(self._heap_at, _HEAP_SAMPLES)
+        return [self._heap[(self._heap_at - count + i) % _HEAP_SAMPLES] for i in range(count)]
 
     async def status(self):
         await self._status()

@@ -13,16 +13,16 @@ from mimi.net.backoff import Backoff
 from mimi.platform import const, log
 
 API_VERSION = "2023-06-01"
-MAX_ATTEMPTS = const(4)  # one try plus three retries
-BACKOFF_FIRST_MS = const(500)
-BACKOFF_MAX_MS = const(8000)
-RETRY_AFTER_MAX_S = const(60)
+_MAX_ATTEMPTS = const(4)  # one try plus three retries
+_BACKOFF_FIRST_MS = const(500)
+_BACKOFF_MAX_MS = const(8000)
+_RETRY_AFTER_MAX_S = const(60)
 _FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
 FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
-STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
-STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
+_STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
+_STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
 SSE_LINE_MAX = const(16384)
-SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
+_SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
 ERROR_BODY_MAX = const(8192)
 _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
 _CUT_MESSAGE = "The connection to {} broke before the reply was complete ({})."
@@ -90,11 +90,11 @@ class JsonBody:
 
 
 async def retried(attempt, who, fail_fast=False):
-    """await attempt(streamed) until it returns: a retryable ModelError is tried again (MAX_ATTEMPTS in all, with
+    """await attempt(streamed) until it returns: a retryable ModelError is tried again (_MAX_ATTEMPTS in all, with
     backoff and retry-after) while nothing of the reply streamed (streamed[0] stays False). who: the name the
     console's retry line gives; fail_fast: the chain has a next profile, so a 429 asking a wait over
     _FAILOVER_WAIT_S is not waited for."""
-    backoff = Backoff(BACKOFF_FIRST_MS, BACKOFF_MAX_MS)
+    backoff = Backoff(_BACKOFF_FIRST_MS, _BACKOFF_MAX_MS)
     tries = 1
     while True:
         streamed = [False]
@@ -102,14 +102,14 @@ async def retried(attempt, who, fail_fast=False):
             return await attempt(streamed)
         except ModelError as exc:
             too_long = fail_fast and exc.retry_after is not None and exc.retry_after > _FAILOVER_WAIT_S
-            if streamed[0] or not exc.retryable or tries >= MAX_ATTEMPTS or too_long:
+            if streamed[0] or not exc.retryable or tries >= _MAX_ATTEMPTS or too_long:
                 if exc.retryable and tries > 1 and not streamed[0]:
                     exc.message += " (tried {} times)".format(tries)
                 raise
             delay = backoff.next()
             wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
             if exc.retry_after is not None:
-                wait = max(wait, min(exc.retry_after, RETRY_AFTER_MAX_S) * 1000)
+                wait = max(wait, min(exc.retry_after, _RETRY_AFTER_MAX_S) * 1000)
             log("{}: {}; retrying in {} ms".format(who, exc.kind, wait))
             await asyncio.sleep(wait / 1000)
             tries += 1
@@ -124,8 +124,8 @@ class Claude:
 
     # The limits of one call, as class attributes so the host runner's --limits option can shorten them.
     first_byte_s = FIRST_BYTE_TIMEOUT_S
-    idle_s = STREAM_IDLE_TIMEOUT_S
-    deadline_s = STREAM_DEADLINE_S
+    idle_s = _STREAM_IDLE_TIMEOUT_S
+    deadline_s = _STREAM_DEADLINE_S
 
     def __init__(self, config):
         self.config = config
@@ -171,7 +171,7 @@ class Claude:
             if beta:
                 headers["anthropic-beta"] = beta
             if server_tools.has_server_tools(tools):
-                line_max = SERVER_LINE_MAX
+                line_max = _SERVER_LINE_MAX
         max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
         body = JsonBody(system, messages, tools, model, max_tokens, tool_choice, servers)
 

@@ -7,7 +7,7 @@ FETCH_TYPE = "web_fetch_20250910"
 FETCH_BETA = "web-fetch-2025-09-10"  # the anthropic-beta header web_fetch needs
 MCP_TOOLSET = "mcp_toolset"  # one per server of the request's mcp_servers, in its tools
 MCP_BETA = "mcp-client-2025-11-20"  # the anthropic-beta header the MCP connector needs
-FETCH_CONTENT_TOKENS = const(6000)  # a fetched page is cut here: keeps the stream's events bounded
+_FETCH_CONTENT_TOKENS = const(6000)  # a fetched page is cut here: keeps the stream's events bounded
 SERVER, DEVICE, OFF = "server", "device", "off"
 MODES = (SERVER, DEVICE, OFF)
 NS = "web_config"
@@ -55,7 +55,7 @@ def definitions(config, device_tools, searches_left=True, server=True):
         uses = config.get(NS, "search_max_uses")
         if fetch_on(config):
             tools.append({"type": FETCH_TYPE, "name": "web_fetch", "max_uses": uses,
-                          "max_content_tokens": FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
+                          "max_content_tokens": _FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
         if searches_left:
             tools.append({"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses})
     tools.sort(key=_name)  # one stable order, the registry's: by name

@@ -10,7 +10,7 @@ TOOL_INPUT_MAX = const(16 * 1024)
 # Server tools (web search and fetch run by Anthropic): their blocks are kept whole to be sent back on a
 # pause_turn or a tool round; at most this many of them per reply, and citations per text block.
 SERVER_BLOCKS_MAX = const(16)
-CITATIONS_MAX = const(16)
+_CITATIONS_MAX = const(16)
 # Result blocks of server tools, sent back as they came; the streamed server_tool_use input like tool_use.
 SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
 # usage.server_tool_use counters, kept flat in `usage` beside the token counts.
@@ -224,7 +224,7 @@ class MessageAssembler:
             if isinstance(text, str) and text:
                 self._add_text(opened, text)
             if isinstance(block.get("citations"), list) and block["citations"]:
-                opened.citations = block["citations"][:CITATIONS_MAX]
+                opened.citations = block["citations"][:_CITATIONS_MAX]
         elif kind == "tool_use" or kind == "server_tool_use":
             what = "{} block {}".format(kind, index)
             start_input = block.get("input")
@@ -260,7 +260,7 @@ class MessageAssembler:
             if isinstance(citation, dict):
                 if block.citations is None:
                     block.citations = []
-                if len(block.citations) < CITATIONS_MAX:
+                if len(block.citations) < _CITATIONS_MAX:
                     block.citations.append(citation)
             return None
         if block is None:  # a block type we skip (server tools also stream input_json_delta)

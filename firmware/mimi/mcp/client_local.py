@@ -10,9 +10,9 @@ from mimi.net.backoff import Backoff
 from mimi.platform import const
 from mimi.tools.registry import ToolError
 
-PAGES_MAX = const(8)  # tools/list pages followed (nextCursor)
-TOOLS_MAX = const(64)  # tools of one server offered to Claude
-REFRESH_S = const(600)  # a list is fetched again at least this often: the board holds no stream per server
+_PAGES_MAX = const(8)  # tools/list pages followed (nextCursor)
+_TOOLS_MAX = const(64)  # tools of one server offered to Claude
+_REFRESH_S = const(600)  # a list is fetched again at least this often: the board holds no stream per server
 RETRY_FIRST_S = const(10)  # an unreachable server is tried again after this, doubling up to RETRY_MAX_S
 RETRY_MAX_S = const(600)
 
@@ -26,7 +26,7 @@ class LocalServer:
         self.conn = Connection(entry["url"], entry.get("token"))
         self.tools = {}
         self.fetched_ms = None  # ticks of the last list fetched
-        self.fresh_ms = REFRESH_S * 1000  # how long that list stays fresh (a 2026-07-28 answer's ttlMs)
+        self.fresh_ms = _REFRESH_S * 1000  # how long that list stays fresh (a 2026-07-28 answer's ttlMs)
         self.due = True  # fetch at the next look
         self.down = None  # why it cannot be reached, while it cannot
         self.retry = Backoff(RETRY_FIRST_S * 1000, RETRY_MAX_S * 1000)
@@ -38,11 +38,11 @@ class LocalServer:
 
     def needs_fetch(self):
         """Due for the client's task: never fetched, announced changed, marked, or past its freshness (at most
-        every REFRESH_S when nothing asks); a down server only once its retry time has come."""
+        every _REFRESH_S when nothing asks); a down server only once its retry time has come."""
         if self.retry_at is not None and platform.ticks_diff(self.retry_at, platform.ticks_ms()) > 0:
             return False
         age = self._age_ms()
-        return self.due or self.conn.tools_changed or age is None or age >= max(self.fresh_ms, REFRESH_S * 1000)
+        return self.due or self.conn.tools_changed or age is None or age >= max(self.fresh_ms, _REFRESH_S * 1000)
 
     async def fetch(self):
         """Fetch the list now and hold its tools: None, or why it failed (said once on the console)."""
@@ -59,20 +59,20 @@ class LocalServer:
     async def _refresh(self):
         conn, found, cursor, ttl = self.conn, [], None, None
         self.due = conn.tools_changed = False
-        for _ in range(PAGES_MAX):
+        for _ in range(_PAGES_MAX):
             result = await conn.request("tools/list", {"cursor": cursor} if cursor else {}, self.clients.timeout_s())
             tools = result.get("tools") if isinstance(result, dict) else None
             if not isinstance(tools, list):
                 raise Down("its tools/list answer holds no list of tools")
             found.extend([tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)])
             ttl, cursor = result.get("ttlMs"), result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor or len(found) >= TOOLS_MAX:
+            if not isinstance(cursor, str) or not cursor or len(found) >= _TOOLS_MAX:
                 break
         if self.clients.servers.get(self.name) is not self:
             return  # removed (or changed) while its list was on the way: its tools are not wanted
-        self.hold(found[:TOOLS_MAX])
+        self.hold(found[:_TOOLS_MAX])
         self.fetched_ms = platform.ticks_ms()
-        self.fresh_ms = ttl if conn.modern and isinstance(ttl, int) and ttl >= 0 else REFRESH_S * 1000
+        self.fresh_ms = ttl if conn.modern and isinstance(ttl, int) and ttl >= 0 else _REFRESH_S * 1000
         self._came_back()
 
     def hold(self, tools):

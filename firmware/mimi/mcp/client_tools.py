@@ -11,8 +11,8 @@ from mimi.tools.registry import RESULT_MAX, ToolError
 
 PREFIX = "mcp__"
 NAME_MAX = const(64)  # the Messages API's tool name rule: ^[a-zA-Z0-9_-]{1,64}$
-DESCRIPTION_MAX = const(1024)  # characters of a tool's description sent to Claude
-SCHEMA_MAX = const(4096)  # bytes of a tool's input schema; a larger one is replaced by an open object
+_DESCRIPTION_MAX = const(1024)  # characters of a tool's description sent to Claude
+_SCHEMA_MAX = const(4096)  # bytes of a tool's input schema; a larger one is replaced by an open object
 _HASH_CHARS = const(4)
 _OPEN_SCHEMA = {"type": "object"}
 
@@ -38,13 +38,13 @@ def definition(name, tool, server):
     description = tool.get("description") or tool.get("title") or ""
     if not isinstance(description, str) or not description.strip():
         description = "The {} tool of the MCP server {}".format(tool.get("name"), server)
-    if len(description) > DESCRIPTION_MAX:
-        description = description[: DESCRIPTION_MAX - 1] + "\u2026"
+    if len(description) > _DESCRIPTION_MAX:
+        description = description[: _DESCRIPTION_MAX - 1] + "\u2026"
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict) or schema.get("type") != "object":
         schema = _OPEN_SCHEMA
     encoded = json.dumps(schema)
-    if len(encoded) > SCHEMA_MAX:
+    if len(encoded) > _SCHEMA_MAX:
         encoded = json.dumps(_OPEN_SCHEMA)
     return '{{"name": {}, "description": {}, "input_schema": {}}}'.format(
         json.dumps(name), json.dumps(description), encoded).encode()

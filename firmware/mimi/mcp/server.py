@@ -18,10 +18,10 @@ from mimi.mcp.server_rpc import (HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS
 from mimi.platform import const
 from mimi.utf8 import strict
 
-BODY_MAX = const(16 * 1024)  # bytes of one JSON-RPC message; a longer body gets 413
-DRAIN_MAX = const(256 * 1024)  # a refused body up to this is read and dropped, so that the client hears the 413
+_BODY_MAX = const(16 * 1024)  # bytes of one JSON-RPC message; a longer body gets 413
+_DRAIN_MAX = const(256 * 1024)  # a refused body up to this is read and dropped, so that the client hears the 413
 SESSIONS_MAX = const(8)  # handshake sessions kept; a new one past this ends the one unused for the longest
-CLIENT_NAME_MAX = const(32)  # characters of a client's name kept (shown in the console's lines)
+_CLIENT_NAME_MAX = const(32)  # characters of a client's name kept (shown in the console's lines)
 _CREDENTIAL_HEX = const(6)  # hex digits of the token's digest in a caller's name
 _READ_PIECE = const(1024)
 _READ_TIMEOUT_S = const(10)
@@ -71,10 +71,10 @@ class Server:
         if request.method != "POST":  # GET: this server opens no stream of its own
             return error(None, INVALID_REQUEST, "Method Not Allowed: POST JSON-RPC messages here", 405,
                          {"Allow": "POST, DELETE"})
-        if request.content_length > BODY_MAX:
+        if request.content_length > _BODY_MAX:
             await _drain(request)
             raise refused(413, INVALID_REQUEST, "the request is {} bytes; this server takes at most {}".format(
-                request.content_length, BODY_MAX))
+                request.content_length, _BODY_MAX))
         if not _accepts_json(headers.get("Accept")):
             raise refused(406, INVALID_REQUEST, "Not Acceptable: the client must accept application/json")
         if not (headers.get("Content-Type") or "").lower().startswith(JSON_TYPE):
@@ -187,7 +187,7 @@ def client_name(info):
     name = info.get("name")
     name = name if isinstance(name, str) else ""
     kept = "".join(ch if "a" <= ch <= "z" or "A" <= ch <= "Z" or "0" <= ch <= "9" or ch in "_-" else "_"
-                   for ch in name[:CLIENT_NAME_MAX])
+                   for ch in name[:_CLIENT_NAME_MAX])
     return kept.strip("_") or "client"
 
 
@@ -215,8 +215,8 @@ def _accepts_json(accept):
 
 
 async def _drain(request):
-    """Read and drop a refused body (up to DRAIN_MAX): a client still sending would miss the answer."""
-    left = min(request.content_length, DRAIN_MAX)
+    """Read and drop a refused body (up to _DRAIN_MAX): a client still sending would miss the answer."""
+    left = min(request.content_length, _DRAIN_MAX)
     try:
         while left > 0:
             data = await asyncio.wait_for(request.stream.read(min(_READ_PIECE, left)), _READ_TIMEOUT_S)

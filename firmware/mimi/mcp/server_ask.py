@@ -10,7 +10,7 @@ CHANNEL = "mcp"
 ASKS_MAX = const(2)  # questions of MCP clients waiting for the agent at once
 # An answer later than this is not waited for (it is still saved in the session): a client of the TypeScript
 # SDK (Claude Desktop) gives up on a request after 60 s.
-ASK_TIMEOUT_S = const(55)
+_ASK_TIMEOUT_S = const(55)
 ANSWER_MAX = const(16 * 1024)  # characters of an answer returned; a longer one is cut with CUT_NOTE
 CUT_NOTE = "\n\n[answer cut at {} characters]"
 _FILES_MAX = const(8)  # MCP conversations kept on flash; a new caller's first question ends the one quiet longest
@@ -40,10 +40,10 @@ class Asks:
         # "mcp" in meta: an unattended turn (tools set to confirm are refused); "role": the role it acts with
         question = Message(CHANNEL, client, text, {"mcp": client, "role": role, "ask": number})
         try:
-            await asyncio.wait_for(self._turn(question, slot[0]), ASK_TIMEOUT_S)
+            await asyncio.wait_for(self._turn(question, slot[0]), _ASK_TIMEOUT_S)
         except asyncio.TimeoutError:
             return ("the board's agent did not answer within {} s; its answer, when it comes, is kept in the "
-                    "conversation mcp_{}".format(ASK_TIMEOUT_S, client)), True
+                    "conversation mcp_{}".format(_ASK_TIMEOUT_S, client)), True
         finally:
             del self.waiting[number]
         return slot[1]

@@ -8,7 +8,7 @@ from mimi import jsontext
 from mimi.platform import const, log
 from mimi.utf8 import strict
 
-PARSE_ERROR = const(-32700)
+_PARSE_ERROR = const(-32700)
 INVALID_REQUEST = const(-32600)
 METHOD_NOT_FOUND = const(-32601)
 INVALID_PARAMS = const(-32602)
@@ -49,7 +49,7 @@ def parsed(body):
         reason = "Parse error: the body is nested too deeply"
     except MemoryError:  # MicroPython: nested too deeply for the heap
         reason = "Parse error: the board has not the memory to read this body"
-    raise refused(400, PARSE_ERROR, reason)
+    raise refused(400, _PARSE_ERROR, reason)
 
 
 def checked(message):

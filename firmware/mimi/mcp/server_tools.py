@@ -8,7 +8,7 @@ from mimi.tools.lazy_tool import LazyTool
 from mimi.tools.turn import Turn
 
 CALLS_MAX = const(2)  # registry tool calls of MCP clients running at once; another is told to try again
-NAME_SHOWN_MAX = const(64)  # an unknown tool's name is quoted back at most this long
+_NAME_SHOWN_MAX = const(64)  # an unknown tool's name is quoted back at most this long
 REMOTE_PREFIX = "mcp__"  # other MCP servers' tools (mcp/client.py): the board does not pass them on
 ASK_NAME = "ask"
 # ask's definition, as tools/list writes it (a bytes constant stays in flash).
@@ -93,7 +93,7 @@ class Tools:
         if name == ASK_NAME:
             return await self._ask(arguments, client, role)
         if not offered(name) or name not in self.app.registry.tools:
-            raise RpcError(INVALID_PARAMS, "Unknown tool: {} (tools/list names them)".format(name[:NAME_SHOWN_MAX]))
+            raise RpcError(INVALID_PARAMS, "Unknown tool: {} (tools/list names them)".format(name[:_NAME_SHOWN_MAX]))
         if self.running >= CALLS_MAX:
             return ("{} was not run: the board is running {} calls of MCP clients already; try again in a "
                     "moment".format(name, CALLS_MAX)), True

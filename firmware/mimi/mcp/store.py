@@ -7,10 +7,10 @@ from mimi.mcp import FILE_NAME  # the one name of the file; mcp.setup looks for 
 from mimi.platform import const, log
 from mimi.storage import files
 
-SERVERS_MAX = const(8)
+_SERVERS_MAX = const(8)
 NAME_MAX = const(16)  # mcp__<name>__<tool> must stay within the API's 64 characters
-URL_MAX = const(300)
-TOKEN_MAX = const(4096)  # a Home Assistant long-lived token is about 180 characters, an OAuth JWT a few KB
+_URL_MAX = const(300)
+_TOKEN_MAX = const(4096)  # a Home Assistant long-lived token is about 180 characters, an OAuth JWT a few KB
 FILE_MAX = const(48 * 1024)
 _PRIVATE_HOSTS = ("localhost", "127.", "10.", "192.168.", "169.254.", "[::1]", "[fe80", "[fc", "[fd")
 
@@ -52,7 +52,7 @@ def is_public(url):
 
 def check_url(url, remote):
     """The URL if the board's client (http or https) or Anthropic's API (public https only) can call it."""
-    if len(url) > URL_MAX or " " in url or not (url.startswith("https://") or url.startswith("http://")):
+    if len(url) > _URL_MAX or " " in url or not (url.startswith("https://") or url.startswith("http://")):
         raise StoreError("give the server's URL, like http://192.168.1.10:8123/mcp_server/sse")
     if not _host(url):
         raise StoreError("the URL {} has no host".format(url))
@@ -94,7 +94,7 @@ class Store:
             data = files.read_json(self.path, FILE_MAX)
             if data is None:
                 return
-            self.servers = [server for server in data.get("servers", ()) if _valid(server)][:SERVERS_MAX]
+            self.servers = [server for server in data.get("servers", ()) if _valid(server)][:_SERVERS_MAX]
         except (ValueError, TypeError, AttributeError) as exc:
             log("mcp: {} is unreadable ({}); no MCP server is used".format(self.path, exc))
 
@@ -120,11 +120,11 @@ class Store:
         """Add or replace a server (saved): (the server, True when it replaced one of that name)."""
         check_name(name)
         check_url(url, remote)
-        if token is not None and len(token) > TOKEN_MAX:
-            raise StoreError("the token is longer than {} characters".format(TOKEN_MAX))
+        if token is not None and len(token) > _TOKEN_MAX:
+            raise StoreError("the token is longer than {} characters".format(_TOKEN_MAX))
         old = self.get(name)
-        if old is None and len(self.servers) >= SERVERS_MAX:
-            raise StoreError("the board keeps at most {} MCP servers (mcp_remove one first)".format(SERVERS_MAX))
+        if old is None and len(self.servers) >= _SERVERS_MAX:
+            raise StoreError("the board keeps at most {} MCP servers (mcp_remove one first)".format(_SERVERS_MAX))
         server = {"name": name, "url": url, "remote": remote}
         if token:
             server["token"] = token

@@ -14,12 +14,12 @@ from mimi.safety import roles
 CHANNEL = "mqtt"
 RETRY_FIRST_S = const(1)
 RETRY_MAX_S = const(60)
-REFUSED_RETRY_S = const(300)  # after a wrong password: the owner has to act, so try seldom
-SEEN_IDS = const(16)  # request ids remembered, so a QoS 1 message delivered twice is answered once
+_REFUSED_RETRY_S = const(300)  # after a wrong password: the owner has to act, so try seldom
+_SEEN_IDS = const(16)  # request ids remembered, so a QoS 1 message delivered twice is answered once
 ASKS_MAX = const(8)  # questions to other boards whose answers we still route back
-WATCHED_MAX = const(8)  # topics watchers read
-FIRST_READING_S = const(2)  # a new watched topic: how long to wait for its retained value
-ACK_WAIT_S = const(5)
+_WATCHED_MAX = const(8)  # topics watchers read
+_FIRST_READING_S = const(2)  # a new watched topic: how long to wait for its retained value
+_ACK_WAIT_S = const(5)
 _RESTART_KEYS = ("host", "port", "user", "password", "tls", "device_id", "keepalive")
 
 
@@ -144,7 +144,7 @@ class MQTT:
         except Exception as exc:
             self.error = reason(exc, host)
             refused = isinstance(exc, Refused) and exc.code in packets.AUTH_CODES
-            wait = REFUSED_RETRY_S if refused else backoff.next()
+            wait = _REFUSED_RETRY_S if refused else backoff.next()
             log("mqtt: cannot connect to {}:{}: {}; trying again in {} s".format(host, port, self.error, wait))
             return wait
         backoff.reset()
@@ -249,7 +249,7 @@ class MQTT:
             if key in self._seen:
                 return False  # a QoS 1 message delivered again: answered once already
             self._seen.append(key)
-            del self._seen[:-SEEN_IDS]
+            del self._seen[:-_SEEN_IDS]
         self.received += 1
         chat_id = request["from"] or self.device_id()  # a board's messages are its own chat
         meta = {"mqtt": True, "role": self.role(), "reply_to": request["reply_to"], "id": rid,
@@ -320,21 +320,21 @@ class MQTT:
         if not self.client.connected:
             return None
         pid = await self.client.publish(topic, payload, 1, retain)
-        return await self.client.acked(pid, ACK_WAIT_S)
+        return await self.client.acked(pid, _ACK_WAIT_S)
 
     # -- watchers (source mqtt:<topic>) --
     async def reading(self, topic_filter):
         """(topic, text, age in s) of the newest message on a watched topic; ValueError when there is none."""
         if topic_filter not in self.watched:
-            if len(self.watched) >= WATCHED_MAX:
-                raise ValueError("at most {} MQTT topics can be watched".format(WATCHED_MAX))
+            if len(self.watched) >= _WATCHED_MAX:
+                raise ValueError("at most {} MQTT topics can be watched".format(_WATCHED_MAX))
             self.watched[topic_filter] = None
             if self.client.connected:
                 codes = await self.client.subscribe([(topic_filter, 1)])
                 if codes and codes[0] == 0x80:
                     del self.watched[topic_filter]
                     raise ValueError("the broker refused the subscription to {} (ACL)".format(topic_filter))
-                for _ in range(FIRST_READING_S * 10):  # a retained value arrives at once
+                for _ in range(_FIRST_READING_S * 10):  # a retained value arrives at once
                     if self.watched.get(topic_filter) is not None:
                         break
                     await asyncio.sleep(0.1)

@@ -12,9 +12,9 @@ from mimi.platform import const
 INFLIGHT_MAX = const(16)  # QoS 1 messages kept until the broker acknowledges them (oldest given up first)
 INFLIGHT_BYTES_MAX = const(32768)  # ... and their payloads together (a long reply is several KB)
 CONNECT_TIMEOUT_S = const(15)  # TCP, TLS and CONNACK together
-WRITE_TIMEOUT_S = const(10)
-SUBACK_TIMEOUT_S = const(10)
-SUBACK_FAILURE = const(0x80)
+_WRITE_TIMEOUT_S = const(10)
+_SUBACK_TIMEOUT_S = const(10)
+_SUBACK_FAILURE = const(0x80)
 _CLOSE_TIMEOUT_S = const(2)
 
 
@@ -90,7 +90,7 @@ class Client:
     async def _write(self, data):
         async with self._lock:
             self.writer.write(data)
-            await asyncio.wait_for(self.writer.drain(), WRITE_TIMEOUT_S)
+            await asyncio.wait_for(self.writer.drain(), _WRITE_TIMEOUT_S)
 
     async def _send_pending(self, entry):
         pid, topic, payload, retain, sent = entry
@@ -154,7 +154,7 @@ class Client:
         try:
             if not await self.send(packets.subscribe(pid, topics)):
                 return None
-            for _ in range(SUBACK_TIMEOUT_S * 10):
+            for _ in range(_SUBACK_TIMEOUT_S * 10):
                 if self._subacks[pid] is not None:
                     return self._subacks[pid]
                 await asyncio.sleep(0.1)

@@ -7,15 +7,15 @@ from mimi.platform import const
 
 TEXT_MAX = const(4000)  # characters of one message to the agent
 ID_MAX = const(64)  # characters of a request id
-DEVICE_ID_MAX = const(32)
+_DEVICE_ID_MAX = const(32)
 STATE_TEXT_MAX = const(250)  # Home Assistant keeps at most 255 characters of a sensor's state
 
 
 def check_device_id(text):
     """ValueError unless text can name a board: 1 to 32 of a-z, 0-9, _ and - (a topic level and an HA node id)."""
     text = str(text).strip()
-    if not text or len(text) > DEVICE_ID_MAX:
-        raise ValueError("a device id is 1 to {} characters".format(DEVICE_ID_MAX))
+    if not text or len(text) > _DEVICE_ID_MAX:
+        raise ValueError("a device id is 1 to {} characters".format(_DEVICE_ID_MAX))
     for ch in text:
         if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch in "_-"):
             raise ValueError("a device id uses only a-z, 0-9, _ and -, like kitchen or mimi-1a2b3c")

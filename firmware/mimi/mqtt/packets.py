@@ -8,11 +8,11 @@ CONNECT = const(0x10)
 CONNACK = const(0x20)
 PUBLISH = const(0x30)
 PUBACK = const(0x40)
-SUBSCRIBE = const(0x82)
+_SUBSCRIBE = const(0x82)
 SUBACK = const(0x90)
-UNSUBSCRIBE = const(0xA2)
-PINGREQ = const(0xC0)
-PINGRESP = const(0xD0)
+_UNSUBSCRIBE = const(0xA2)
+_PINGREQ = const(0xC0)
+_PINGRESP = const(0xD0)
 DISCONNECT = const(0xE0)
 _DUP = const(0x08)
 _RETAIN = const(0x01)
@@ -86,23 +86,23 @@ def puback(pid):
 
 
 def subscribe(pid, topics):
-    """SUBSCRIBE for [(topic filter, qos)]."""
+    """_SUBSCRIBE for [(topic filter, qos)]."""
     body = struct.pack("!H", pid)
     for topic, qos in topics:
         body += _text(topic) + bytes([qos])
-    return _packet(SUBSCRIBE, body)
+    return _packet(_SUBSCRIBE, body)
 
 
 def unsubscribe(pid, filters):
-    """UNSUBSCRIBE for [topic filter] (the broker's UNSUBACK is read and passed over)."""
+    """_UNSUBSCRIBE for [topic filter] (the broker's UNSUBACK is read and passed over)."""
     body = struct.pack("!H", pid)
     for topic in filters:
         body += _text(topic)
-    return _packet(UNSUBSCRIBE, body)
+    return _packet(_UNSUBSCRIBE, body)
 
 
 def pingreq():
-    return bytes([PINGREQ, 0])
+    return bytes([_PINGREQ, 0])
 
 
 def disconnect():

@@ -5,9 +5,9 @@ from mimi import platform
 from mimi.mqtt import discovery, messages
 from mimi.platform import const
 
-STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
-PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
-RECALL_WAIT_S = const(2)  # the broker sends a retained state right after the SUBACK; none for a new board
+_STATE_PERIOD_S = const(60)  # the retained state is refreshed this often (and after every reply)
+_PROBE_WAIT_S = const(5)  # a test message to our own `in` must come back this soon, else the ACL drops it
+_RECALL_WAIT_S = const(2)  # the broker sends a retained state right after the SUBACK; none for a new board
 _REFUSED = const(0x80)
 
 
@@ -38,7 +38,7 @@ async def recall_state(ch, base):
     codes = await ch.client.subscribe([(topic, 1)])
     if codes is not None and codes[0] != _REFUSED:
         try:
-            await asyncio.wait_for(ch.recalling.wait(), RECALL_WAIT_S)
+            await asyncio.wait_for(ch.recalling.wait(), _RECALL_WAIT_S)
         except asyncio.TimeoutError:
             pass  # no retained state: a new board, or one whose state was cleared
     ch.recalling = None
@@ -53,12 +53,12 @@ async def check_inbox(ch, base):
     # MQTT 3.1.1 brokers (Mosquitto among them) grant any subscription and drop what the ACL refuses
     # without a word: a test message to our own `in` shows whether messages to this board can arrive.
     await ch.client.publish(base + "/in", ch.new_probe(), 1)
-    for _ in range(PROBE_WAIT_S * 10):
+    for _ in range(_PROBE_WAIT_S * 10):
         if ch.probe_back() or not ch.client.connected:
             return
         await asyncio.sleep(0.1)
     platform.log("mqtt: a test message to {}/in did not come back within {} s: the broker's ACL does not let user "
-          "'{}' read or write it, so messages to this board cannot arrive".format(base, PROBE_WAIT_S, _user(ch)))
+          "'{}' read or write it, so messages to this board cannot arrive".format(base, _PROBE_WAIT_S, _user(ch)))
 
 
 async def announce(ch, device_id=None, remove=False):
@@ -111,6 +111,6 @@ async def availability(ch, online, base=None):
 
 async def periodic(ch):
     while True:
-        await asyncio.sleep(STATE_PERIOD_S)
+        await asyncio.sleep(_STATE_PERIOD_S)
         if ch.client.connected:
             await publish_state(ch)

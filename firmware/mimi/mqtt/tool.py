@@ -4,7 +4,7 @@ from mimi.mqtt import packets
 from mimi.platform import const
 from mimi.tools.registry import Tool, ToolError
 
-PAYLOAD_MAX = const(4096)  # bytes of one message
+_PAYLOAD_MAX = const(4096)  # bytes of one message
 
 
 def allowed(config, topic):
@@ -47,8 +47,8 @@ class MqttPublish(Tool):
             raise ToolError("{} is not a topic the owner allowed; the owner can allow it on the console with "
                             "'mqtt_allow {}'".format(topic, topic))
         data = payload.encode()
-        if len(data) > PAYLOAD_MAX:
-            raise ToolError("the payload is over {} bytes".format(PAYLOAD_MAX))
+        if len(data) > _PAYLOAD_MAX:
+            raise ToolError("the payload is over {} bytes".format(_PAYLOAD_MAX))
         channel = app.mqtt
         acked = await channel.publish(topic, data, bool(input.get("retain"))) if channel is not None else None
         if acked is None:

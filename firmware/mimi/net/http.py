@@ -13,8 +13,8 @@ TLS_HANDSHAKE_TIMEOUT_S = const(15)  # the TLS handshake (on MicroPython it happ
 FIRST_BYTE_TIMEOUT_S = const(60)  # request sent -> status line (a long poll passes its own, longer one)
 READ_TIMEOUT_S = const(60)  # longest silence between two reads of a response (idle stream)
 DEADLINE_S = const(120)  # the whole exchange, connect to last byte (a long stream passes its own)
-HEADER_LINE_MAX = const(2048)
-HEADERS_MAX = const(48)
+_HEADER_LINE_MAX = const(2048)
+_HEADERS_MAX = const(48)
 LINE_MAX = const(16384)  # longest body line the line reader returns
 _READ_CHUNK = const(512)
 
@@ -103,7 +103,7 @@ class Response:
                 raise HTTPError("connection to {} closed mid-response".format(self._host))
 
     async def _read_head(self):
-        status_line = await self._raw_line(HEADER_LINE_MAX)
+        status_line = await self._raw_line(_HEADER_LINE_MAX)
         parts = status_line.split(None, 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
             raise HTTPError("not an HTTP response from {}".format(self._host))
@@ -113,10 +113,10 @@ class Response:
             raise HTTPError("bad status line from {}".format(self._host))
         self.reason = utf8.valid_text(parts[2]) if len(parts) > 2 else ""
         while True:
-            line = await self._raw_line(HEADER_LINE_MAX)
+            line = await self._raw_line(_HEADER_LINE_MAX)
             if not line:
                 break
-            if len(self.headers) >= HEADERS_MAX:
+            if len(self.headers) >= _HEADERS_MAX:
                 raise HTTPError("too many headers from {}".format(self._host))
             name, _, value = line.partition(b":")
             self.headers[utf8.valid_text(name.strip().lower())] = utf8.valid_text(value.strip())
@@ -154,13 +154,13 @@ class Response:
         if self._body_done:
             return b""
         if self._chunked and self._remaining == 0:
-            size_line = await self._raw_line(HEADER_LINE_MAX)
+            size_line = await self._raw_line(_HEADER_LINE_MAX)
             try:
                 self._remaining = int(size_line.split(b";")[0].strip(), 16)
             except ValueError:
                 raise HTTPError("bad chunk header from {}".format(self._host))
             if self._remaining == 0:
-                await self._raw_line(HEADER_LINE_MAX)  # the empty line after the last chunk
+                await self._raw_line(_HEADER_LINE_MAX)  # the empty line after the last chunk
                 self._body_done = True
                 return b""
         if not self._buf and not await self._fill():
@@ -175,7 +175,7 @@ class Response:
             self._remaining -= take
             if self._remaining == 0:
                 if self._chunked:
-                    await self._raw_line(HEADER_LINE_MAX)  # CRLF closing the chunk
+                    await self._raw_line(_HEADER_LINE_MAX)  # CRLF closing the chunk
                 else:
                     self._body_done = True
         return data

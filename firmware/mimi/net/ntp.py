@@ -9,7 +9,7 @@ from mimi.health import memory_errors
 
 RETRY_FIRST_S = const(2)
 RETRY_MAX_S = const(300)
-RESYNC_S = const(21600)  # 6 h: the RTC drifts by seconds a day
+_RESYNC_S = const(21600)  # 6 h: the RTC drifts by seconds a day
 NOT_SET_TEXT = ("the clock is not set yet (waiting for the time from NTP), so {}'s certificate "
                 "cannot be checked; try again in a moment")
 
@@ -56,9 +56,9 @@ def sync_and_report(retry_s=None):
 
 
 async def keep(is_up, backoff=None):
-    """Retry until the clock is set, then refresh every RESYNC_S; the first try is the caller's."""
+    """Retry until the clock is set, then refresh every _RESYNC_S; the first try is the caller's."""
     backoff = backoff or Backoff(RETRY_FIRST_S, RETRY_MAX_S)
-    wait = backoff.next() if not synced() else RESYNC_S
+    wait = backoff.next() if not synced() else _RESYNC_S
     while True:
         try:
             _state["next_ms"] = platform.ticks_add(platform.ticks_ms(), int(wait * 1000))
@@ -68,7 +68,7 @@ async def keep(is_up, backoff=None):
             if sync():
                 platform.log("clock: set from NTP: {}".format(platform.utc_stamp()))
                 backoff.reset()
-                wait = RESYNC_S
+                wait = _RESYNC_S
             else:
                 wait = backoff.next()
                 platform.log("clock: NTP failed ({}); next try in {} s".format(_state["error"], wait))

@@ -8,10 +8,10 @@ from mimi.net import ntp
 from mimi.net.backoff import Backoff
 from mimi.platform import const
 
-CONNECT_WAIT_S = const(20)  # one attempt: how long to wait for an address
+_CONNECT_WAIT_S = const(20)  # one attempt: how long to wait for an address
 RETRY_FIRST_S = const(2)  # wait before the first retry; it doubles after each failure...
 RETRY_MAX_S = const(300)  # ...up to this
-LINK_CHECK_S = const(2)  # how often the link is checked
+_LINK_CHECK_S = const(2)  # how often the link is checked
 _POLL_S = 0.25
 
 
@@ -24,8 +24,8 @@ class WiFi:
         self.up = asyncio.Event()
         self.setup = None  # the onboarding access point (net/onboarding.py) registers itself here
         self.backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)
-        self.connect_wait_s = CONNECT_WAIT_S
-        self.link_check_s = LINK_CHECK_S
+        self.connect_wait_s = _CONNECT_WAIT_S
+        self.link_check_s = _LINK_CHECK_S
         self.failure = None  # why the last attempt failed, in words
         self.attempts = 0  # failed attempts since the last success
         self._kick = asyncio.Event()  # new credentials: stop waiting, connect now
@@ -45,7 +45,7 @@ class WiFi:
     def is_up(self):
         return self.wlan.isconnected()
 
-    async def connect(self, wait_s=CONNECT_WAIT_S):
+    async def connect(self, wait_s=_CONNECT_WAIT_S):
         """Start the keeper (once); True when the link is up after its first attempt."""
         if self._keeper is None:
             self._keeper = asyncio.create_task(self.run())

@@ -13,8 +13,8 @@ MANIFEST = "manifest.json"  # {path: {"size": bytes, "sha256": hex}}, as tools/b
 STAGE_DIR = ".ota_stage"  # downloads wait here until every one is verified
 BACKUP_DIR = ".ota_backup"  # the files the last update replaced
 PROTECTED = ("data", "tools", STAGE_DIR, BACKUP_DIR)  # the owner's folders and ours: never written
-MANIFEST_MAX = const(65536)
-FILES_MAX = const(400)
+_MANIFEST_MAX = const(65536)
+_FILES_MAX = const(400)
 FILE_MAX = const(1048576)  # one module, certificate or page
 _CHUNK = const(1024)
 
@@ -47,8 +47,8 @@ def parse_manifest(text):
         raise UpdateError("the manifest is not JSON")
     if not isinstance(raw, dict) or not raw:
         raise UpdateError("the manifest lists no files")
-    if len(raw) > FILES_MAX:
-        raise UpdateError("the manifest lists more than {} files".format(FILES_MAX))
+    if len(raw) > _FILES_MAX:
+        raise UpdateError("the manifest lists more than {} files".format(_FILES_MAX))
     table = {}
     for path, entry in raw.items():
         check_path(path)
@@ -145,7 +145,7 @@ class BundleUpdate:
         try:
             if resp.status != 200:
                 raise UpdateError("no manifest at {} (HTTP {})".format(self.base + MANIFEST, resp.status))
-            body = await resp.read(MANIFEST_MAX)
+            body = await resp.read(_MANIFEST_MAX)
         finally:
             await resp.aclose()
         if self.manifest_hash:
@@ -156,7 +156,7 @@ class BundleUpdate:
 
     def _old_paths(self):
         try:
-            return sorted(parse_manifest(files.read_text(self.live(MANIFEST), MANIFEST_MAX) or ""))
+            return sorted(parse_manifest(files.read_text(self.live(MANIFEST), _MANIFEST_MAX) or ""))
         except UpdateError:  # no manifest from an earlier deploy: nothing is known to be stale
             return []
 

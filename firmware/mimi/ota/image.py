@@ -10,11 +10,11 @@ from mimi.ota import mark_valid  # noqa: F401  (re-exported; it lives in mimi.ot
 from mimi.platform import const
 
 BLOCK_SIZE = const(4096)  # what writeblocks() erases and writes at once
-HASH_HEX_LEN = const(64)  # a SHA-256 in hex
-HASH_FILE_MAX = const(256)  # a <image>.sha256 file: the hash, maybe a file name after it
+_HASH_HEX_LEN = const(64)  # a SHA-256 in hex
+_HASH_FILE_MAX = const(256)  # a <image>.sha256 file: the hash, maybe a file name after it
 READ_TIMEOUT_S = const(30)  # longest silence while downloading
 DOWNLOAD_DEADLINE_S = const(900)  # a whole image, however slow the link; longer is reported and retried later
-PROGRESS_STEP = const(262144)  # a progress line every 256 KB
+_PROGRESS_STEP = const(262144)  # a progress line every 256 KB
 _IMAGE_MAGIC = const(0xE9)  # the first byte of every ESP32 app image
 
 
@@ -25,7 +25,7 @@ class UpdateError(Exception):
 def check_hash(text):
     """A SHA-256 given as 64 hex digits, lower-cased; UpdateError otherwise."""
     value = text.strip().lower()
-    if len(value) != HASH_HEX_LEN or any(c not in "0123456789abcdef" for c in value):
+    if len(value) != _HASH_HEX_LEN or any(c not in "0123456789abcdef" for c in value):
         raise UpdateError("'{}' is not a SHA-256 (64 hex digits)".format(text[:80]))
     return value
 
@@ -68,7 +68,7 @@ async def published_hash(url):
     try:
         if resp.status != 200:
             raise UpdateError("no published hash at {}.sha256 (HTTP {})".format(url, resp.status))
-        text = utf8.valid_text(await resp.read(HASH_FILE_MAX))
+        text = utf8.valid_text(await resp.read(_HASH_FILE_MAX))
     finally:
         await resp.aclose()
     words = text.split()
@@ -103,7 +103,7 @@ async def write_image(source, expected, target, progress=None):
     view = memoryview(buf)
     digest = hashlib.sha256()
     fill = block = total = 0
-    next_report = PROGRESS_STEP
+    next_report = _PROGRESS_STEP
     while True:
         data = await source.read_some(BLOCK_SIZE - fill)
         if not data:
@@ -120,7 +120,7 @@ async def write_image(source, expected, target, progress=None):
             fill = 0
         if progress and total >= next_report:
             progress(_progress_line(total, announced))
-            next_report += PROGRESS_STEP
+            next_report += _PROGRESS_STEP
     if total == 0:
         raise UpdateError("the image is empty")
     if announced is not None and total != announced:

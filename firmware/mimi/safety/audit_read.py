@@ -7,14 +7,14 @@ from mimi.platform import const
 from mimi.safety.audit import hide, masked
 from mimi.storage import files
 
-TAIL_DEFAULT = const(10)
-TAIL_MAX = const(100)
+_TAIL_DEFAULT = const(10)
+_TAIL_MAX = const(100)
 _LINE_MAX = const(4096)  # bytes of one log line read back
 
 
-def tail(audit, count=TAIL_DEFAULT):
+def tail(audit, count=_TAIL_DEFAULT):
     """The newest `count` entries (dicts) of an Audit's log, oldest first, reading files newest first."""
-    count = max(0, min(count, TAIL_MAX))
+    count = max(0, min(count, _TAIL_MAX))
     found = []
     for name in reversed(audit.day_files()):
         if len(found) >= count:
@@ -50,7 +50,7 @@ def describe(entry, secrets=()):
         json.dumps(masked(entry.get("input"), secrets)), hide(str(entry.get("result")), secrets).replace("\n", " "))
 
 
-async def audit_tail(audit, n=str(TAIL_DEFAULT)):
+async def audit_tail(audit, n=str(_TAIL_DEFAULT)):
     """The console's `audit_tail [n]`."""
     try:
         count = int(n)

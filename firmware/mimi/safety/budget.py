@@ -8,7 +8,7 @@ from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
 
 USERS_MAX = const(16)  # senders whose last minute is remembered; the longest quiet is forgotten first
-WARN_PERCENT = const(80)
+_WARN_PERCENT = const(80)
 _MINUTE_S = const(60)
 _HOUR_MINUTES = const(60)
 _DAY_S = const(86400)
@@ -111,7 +111,7 @@ class Budget:
         """Tell the owner when today's use crosses 80% or 100% of the limit, once per limit each; True when
         a notice went out."""
         limit, used = self.limit(), self.used_today()
-        if limit <= 0 or used * 100 < limit * WARN_PERCENT:
+        if limit <= 0 or used * 100 < limit * _WARN_PERCENT:
             return False
         marks = self.store.marks
         if used >= limit and marks.get(_TOLD_STOP) != limit:

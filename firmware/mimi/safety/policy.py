@@ -10,7 +10,7 @@ REPORT = "report"  # runs, then the chat is told what ran
 CONFIRM = "confirm"  # the chat is asked first; no answer in safety_config.confirm_s means no
 BLOCKED = "blocked"  # never runs
 LEVELS = (AUTONOMOUS, REPORT, CONFIRM, BLOCKED)
-REPORT_RESULT_MAX = const(200)  # characters of a tool result quoted in a report
+_REPORT_RESULT_MAX = const(200)  # characters of a tool result quoted in a report
 # The console command (channels/commands.py add_lines).
 _COMMANDS = (
     "\ntool_policy\ttool_policy [tool] [level]\t0\t2"
@@ -139,8 +139,8 @@ class Policy:
         if turn.watcher or turn.unattended:
             return  # a watcher's turn lists every action in its own message; a rule says what it was told to
         result = (text or "").strip().replace("\n", " ")
-        if len(result) > REPORT_RESULT_MAX:
-            result = result[:REPORT_RESULT_MAX] + "\u2026"
+        if len(result) > _REPORT_RESULT_MAX:
+            result = result[:_REPORT_RESULT_MAX] + "\u2026"
         report = "\u2139\ufe0f {} {} {}: {}".format(
             "I ran" if not is_error else "I tried", name, shown_input(self.app.config, data),
             result if not is_error else "it failed: " + result)

@@ -4,7 +4,7 @@ from mimi.platform import const
 
 _SEARCHES_AT = const(4)  # counts are [input, output, cache read, cache write] and optionally web searches
 
-SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
+_SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
 DEMO_MODEL = "offline-demo"  # make sim's stand-in brain (host_sim/demo_brain.py): its tokens cost nothing
 _CENT_MICRO = const(10000)  # micro-USD in a cent
 # USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
@@ -57,7 +57,7 @@ def cost_at(price, counts):
     twentieths = 20 * counts[0] * micro_in + 20 * counts[1] * micro_out + 2 * counts[2] * micro_in \
         + 25 * counts[3] * micro_in
     searches = counts[_SEARCHES_AT] if len(counts) > _SEARCHES_AT else 0
-    return (twentieths + 10000000) // 20000000 + searches * SEARCH_MICRO_USD
+    return (twentieths + 10000000) // 20000000 + searches * _SEARCH_MICRO_USD
 
 
 def day_cost(table, cost=None):

@@ -13,8 +13,8 @@ DAYS_KEPT = const(30)  # past days whose [tokens, estimated micro-USD] are kept 
 MODELS_MAX = const(8)  # models counted per period, OTHER included; the rest are added up under OTHER
 MODEL_NAME_MAX = const(64)
 OTHER = "(other models)"
-SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
-MARKS_MAX = const(8)
+_SAVE_EVERY_S = const(60)  # the file is written at most this often (plus at thresholds and day change)
+_MARKS_MAX = const(8)
 # The usage fields of a Messages API reply, in the order a model's counts are kept.
 # The fifth, Claude's server web searches (usage.server_tool_use), is a count, never added to the tokens; the
 # sixth counts the replies whose tokens were estimated from their characters (a server that reports no usage).
@@ -23,7 +23,7 @@ FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_cre
 TOKEN_FIELDS = const(4)
 _ESTIMATED_AT = const(5)
 # Speech services: [seconds of voice notes transcribed, characters spoken] today and this month.
-VOICE_FIELDS = const(2)
+_VOICE_FIELDS = const(2)
 # The RTC counts from 2000-01-01 until NTP sets it (net/ntp.py): an earlier date than this means "not set".
 CLOCK_SET_AFTER = 1735689600  # 2025-01-01 00:00 UTC
 
@@ -51,8 +51,8 @@ def _counts(table):
 
 def _voice(counts):
     """A period's voice counts; [0, 0] for a file written before they were counted."""
-    counts = [0] * VOICE_FIELDS if counts is None else counts
-    if not isinstance(counts, list) or len(counts) != VOICE_FIELDS:
+    counts = [0] * _VOICE_FIELDS if counts is None else counts
+    if not isinstance(counts, list) or len(counts) != _VOICE_FIELDS:
         raise ValueError("bad voice counts")
     for n in counts:
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
@@ -61,7 +61,7 @@ def _voice(counts):
 
 
 def _marks(marks):
-    if not isinstance(marks, dict) or len(marks) > MARKS_MAX:
+    if not isinstance(marks, dict) or len(marks) > _MARKS_MAX:
         raise ValueError("bad marks")
     for key in marks:
         if not isinstance(key, str) or not isinstance(marks[key], int):
@@ -110,8 +110,8 @@ class UsageStore:
         self.today = {}  # model -> [input, output, cache read, cache write]
         self.month = {}
         self.marks = {}  # name -> int, cleared when the day turns
-        self.voice_today = [0] * VOICE_FIELDS  # [seconds heard, characters spoken]
-        self.voice_month = [0] * VOICE_FIELDS
+        self.voice_today = [0] * _VOICE_FIELDS  # [seconds heard, characters spoken]
+        self.voice_month = [0] * _VOICE_FIELDS
         self.days = {}  # 'YYYY-MM-DD' -> [tokens, micro-USD or None] of the past DAYS_KEPT days
         self.saved_used = 0  # today's tokens as last written: what MQTT publishes, so it never goes down
         self.dirty = False
@@ -145,7 +145,7 @@ class UsageStore:
         """Write everything at once (all or nothing); a failed write is reported and retried later."""
         state = {"v": 1, "day": self.day, "today": self.today, "month": self.month, "marks": self.marks,
                  "days": self.days}
-        if self.voice_month != [0] * VOICE_FIELDS:  # no speech service used: the file as before
+        if self.voice_month != [0] * _VOICE_FIELDS:  # no speech service used: the file as before
             state["voice"] = [self.voice_today, self.voice_month]
         try:
             files.write_atomic(self.path, json.dumps(state))
@@ -162,7 +162,7 @@ class UsageStore:
         if self.saved_at is None:
             return 0
         since = self.clock() - self.saved_at
-        return 0 if since < 0 or since >= SAVE_EVERY_S else SAVE_EVERY_S - since
+        return 0 if since < 0 or since >= _SAVE_EVERY_S else _SAVE_EVERY_S - since
 
     def roll(self):
         """Start a new day (and month) when the clock says so; True when the counts were reset."""
@@ -175,7 +175,7 @@ class UsageStore:
             return False
         if day[:7] != self.day[:7]:
             self.month = {}
-            self.voice_month = [0] * VOICE_FIELDS
+            self.voice_month = [0] * _VOICE_FIELDS
         if self.today:  # the usage chart's row for the day that ended
             from mimi.safety.prices import day_cost
 
@@ -183,7 +183,7 @@ class UsageStore:
         for old in sorted(self.days)[:-DAYS_KEPT]:
             del self.days[old]
         self.day, self.today, self.marks, self.dirty = day, {}, {}, True
-        self.voice_today = [0] * VOICE_FIELDS
+        self.voice_today = [0] * _VOICE_FIELDS
         self.saved_used = 0  # a new day: the one drop a daily total makes
         return True
 

@@ -4,7 +4,7 @@ from mimi.platform import const
 from mimi.storage import files, session_lines, space
 from mimi.storage.session_lines import SUFFIX
 
-SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
+_SESSION_MAX_BYTES = const(32 * 1024)  # a session file over this is trimmed to about half
 HISTORY_LIMIT = const(20)  # messages handed to the model by default
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: agent/consolidate.py summarises the oldest
 CHAT_ID_MAX = const(64)  # characters in a chat id
@@ -65,7 +65,7 @@ def check_chat_id(chat_id):
 class Sessions:
     """Append-only chat histories under sessions_dir, one JSONL file per chat."""
 
-    def __init__(self, sessions_dir, max_bytes=SESSION_MAX_BYTES):
+    def __init__(self, sessions_dir, max_bytes=_SESSION_MAX_BYTES):
         self.dir = sessions_dir
         self.max_bytes = max_bytes
         # a new line always fits in the half kept by a trim

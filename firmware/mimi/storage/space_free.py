@@ -7,7 +7,7 @@ from mimi.platform import const
 from mimi.storage import files
 from mimi.storage.session_lines import SUFFIX, last_ts
 
-FREE_TARGET = const(32 * 1024)  # bytes a clean-up tries to leave free ...
+_FREE_TARGET = const(32 * 1024)  # bytes a clean-up tries to leave free ...
 _TARGET_SHARE = const(8)  # ... or one eighth of a small flash, whichever is less
 _DATE_LEN = const(10)  # YYYY-MM-DD
 KEPT = "MEMORY.md, SOUL.md, USER.md and the settings are never removed"
@@ -36,7 +36,7 @@ class Cleanup:
         self.audit_dir = audit_dir
         self.tell = tell
         self.today = today or platform.utc_date
-        self.target = None  # bytes a clean-up frees; None: FREE_TARGET, less on a small flash
+        self.target = None  # bytes a clean-up frees; None: _FREE_TARGET, less on a small flash
         self._told = []  # notices given in this episode: "removed", "unsaved"
         self.cleanups = 0
 
@@ -57,7 +57,7 @@ class Cleanup:
         if self.target:
             return self.target
         figures = self.free_bytes()
-        return FREE_TARGET if figures is None else min(FREE_TARGET, figures[1] // _TARGET_SHARE)
+        return _FREE_TARGET if figures is None else min(_FREE_TARGET, figures[1] // _TARGET_SHARE)
 
     def _measured(self, target):
         figures = self.free_bytes()

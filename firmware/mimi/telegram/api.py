@@ -5,7 +5,7 @@ from mimi import jsontext
 from mimi.net import http
 from mimi.platform import const
 
-RESPONSE_MAX = const(65536)  # a small getUpdates limit keeps batches far below this
+_RESPONSE_MAX = const(65536)  # a small getUpdates limit keeps batches far below this
 CALL_TIMEOUT_S = const(20)
 
 
@@ -40,7 +40,7 @@ class BotAPI:
             http.DEADLINE_S, give_way, wait
         )
         try:
-            raw = await response.read(RESPONSE_MAX)
+            raw = await response.read(_RESPONSE_MAX)
         finally:
             await response.aclose()
         try:

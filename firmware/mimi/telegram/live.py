@@ -11,7 +11,7 @@ from mimi.telegram.outbox import Outbox, Undelivered
 from mimi.telegram.poller import Poller
 from mimi.telegram.sender import Sender
 
-STRANGERS_REMEMBERED = const(32)  # each stranger is told how to get in once per boot
+_STRANGERS_REMEMBERED = const(32)  # each stranger is told how to get in once per boot
 _HELP = (
     "I'm Mimi, a pocket assistant living on an ESP32-S3. Just write to me.\n"
     "/new starts a fresh conversation, /help shows this message."
@@ -179,7 +179,7 @@ class Live:
         if user_id in self._strangers:
             return
         self._strangers.append(user_id)
-        if len(self._strangers) > STRANGERS_REMEMBERED:
+        if len(self._strangers) > _STRANGERS_REMEMBERED:
             self._strangers.pop(0)
         log("Telegram user {} (@{}) wants to chat: tg_allow {}".format(user_id, username or "?", user_id))
         await self._answer(

@@ -4,8 +4,8 @@ from mimi.agent.attachments import Refused
 from mimi.net import http
 from mimi.platform import const, log
 
-DOWNLOAD_TRIES = const(3)  # a download cut off is tried again this often in all
-DOWNLOAD_TIMEOUT_S = const(30)  # silence while downloading
+_DOWNLOAD_TRIES = const(3)  # a download cut off is tried again this often in all
+_DOWNLOAD_TIMEOUT_S = const(30)  # silence while downloading
 DOWNLOAD_DEADLINE_S = const(120)
 _PIECE = const(1024)  # bytes written to flash per step
 _CUT = ("The download of your {} from Telegram broke off ({} tries); nothing was kept. "
@@ -128,20 +128,20 @@ async def download(api, file_id, path, max_bytes, what="file"):
                                                                    attachments.size_text(max_bytes)))
     base = api.config.get("tg_config", "api_base").rstrip("/")
     url = "{}/file/bot{}/{}".format(base, api.config.get("tg_config", "bot_token"), file_path)
-    for attempt in range(1, DOWNLOAD_TRIES + 1):
+    for attempt in range(1, _DOWNLOAD_TRIES + 1):
         try:
             return await _fetch(url, path, max_bytes, what, found.get("file_size"))
         except http.HTTPError as exc:  # cut, timed out, unreachable: try again, then say so
             files.remove(path)
-            log("Telegram: download of a {} failed ({}), try {} of {}".format(what, exc, attempt, DOWNLOAD_TRIES))
+            log("Telegram: download of a {} failed ({}), try {} of {}".format(what, exc, attempt, _DOWNLOAD_TRIES))
         except BaseException:
             files.remove(path)
             raise
-    raise Refused(_CUT.format(what, DOWNLOAD_TRIES))
+    raise Refused(_CUT.format(what, _DOWNLOAD_TRIES))
 
 
 async def _fetch(url, path, max_bytes, what, expected=None):
-    response = await http.request("GET", url, None, None, DOWNLOAD_TIMEOUT_S, None, DOWNLOAD_DEADLINE_S)
+    response = await http.request("GET", url, None, None, _DOWNLOAD_TIMEOUT_S, None, DOWNLOAD_DEADLINE_S)
     try:
         if response.status == 404:
             raise Refused("Telegram no longer has your {} (404). Please send it again.".format(what))

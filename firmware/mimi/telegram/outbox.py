@@ -10,7 +10,7 @@ from mimi.telegram.api import TelegramError
 
 REPLIES_MAX = const(8)  # replies waiting; a ninth pushes out the oldest (it is still in its chat's session)
 FILE_MAX = const(32 * 1024)  # bytes of waiting text; the oldest replies go first when over
-RETRY_S = const(30)  # between attempts while Telegram stays out of reach
+_RETRY_S = const(30)  # between attempts while Telegram stays out of reach
 
 
 class Undelivered(Exception):
@@ -27,7 +27,7 @@ class Undelivered(Exception):
 class Outbox:
     """Waiting replies: [{"chat": chat_id, "parts": [[html, plain], ...]}], oldest first, written atomically."""
 
-    retry_s = RETRY_S  # a class attribute, so tests (and --health) can shorten it
+    retry_s = _RETRY_S  # a class attribute, so tests (and --health) can shorten it
 
     def __init__(self, data_root, sender):
         self.path = files.join(data_root, OUTBOX_FILE)

@@ -8,15 +8,15 @@ from mimi.net.http import HTTPError
 from mimi.platform import const, log
 from mimi.telegram.api import TelegramError
 
-POLL_TIMEOUT_S = const(30)  # how long Telegram holds a getUpdates open when there is nothing new
-POLL_GRACE_S = const(15)  # on top of that: a poll answered later than this is cut and retried
-POLL_LIMIT = const(5)  # updates per batch: a 100-update batch can be far over 100 KB of JSON
+_POLL_TIMEOUT_S = const(30)  # how long Telegram holds a getUpdates open when there is nothing new
+_POLL_GRACE_S = const(15)  # on top of that: a poll answered later than this is cut and retried
+_POLL_LIMIT = const(5)  # updates per batch: a 100-update batch can be far over 100 KB of JSON
 ALLOWED_UPDATES = ("message", "callback_query")
-BACKOFF_FIRST_S = const(1)
-BACKOFF_MAX_S = const(60)
-CONFLICT_WAIT_S = const(10)
-QUESTION_POLL_S = const(2)  # between polls while a turn waits for a button (Telegram answers those at once)
-EARLY_MAX = const(16)  # button presses handled ahead of a message left for later
+_BACKOFF_FIRST_S = const(1)
+_BACKOFF_MAX_S = const(60)
+_CONFLICT_WAIT_S = const(10)
+_QUESTION_POLL_S = const(2)  # between polls while a turn waits for a button (Telegram answers those at once)
+_EARLY_MAX = const(16)  # button presses handled ahead of a message left for later
 SHORT_TRIES = const(3)  # polls an update is taken again after a MemoryError cut its handling, before giving up
 _STATE_NS = "tg_state"
 _OFFSET_KEY = "offset"
@@ -32,8 +32,8 @@ class Poller:
     queue has room (else left for later), and nothing unanswered is ever confirmed."""
 
     # As class attributes, so the host runner's --health option can shorten them for tests.
-    poll_s = POLL_TIMEOUT_S
-    grace_s = POLL_GRACE_S
+    poll_s = _POLL_TIMEOUT_S
+    grace_s = _POLL_GRACE_S
 
     def __init__(self, api, handle_update, asking=None, has_room=None):
         self.api = api
@@ -123,16 +123,16 @@ class Poller:
                 backoff = None
             except TelegramError as exc:
                 self.last_error = exc.description
-                backoff = backoff or Backoff(BACKOFF_FIRST_S, BACKOFF_MAX_S)
+                backoff = backoff or Backoff(_BACKOFF_FIRST_S, _BACKOFF_MAX_S)
                 wait = backoff.next()  # the backoff moves on whatever this failure waits
                 if exc.code == 429:
                     wait = exc.retry_after or wait
                     log("Telegram: rate limited, waiting {} s".format(wait))
                 elif exc.code == 409:
-                    wait = max(wait, CONFLICT_WAIT_S)
+                    wait = max(wait, _CONFLICT_WAIT_S)
                     log("Telegram: {} (retrying in {} s)".format(exc.description, wait))
                 elif exc.code == 401:
-                    wait = BACKOFF_MAX_S
+                    wait = _BACKOFF_MAX_S
                     log("Telegram: the bot token was refused (401); set it with set_tg_token <token>")
                 else:
                     log("Telegram: getUpdates failed: {} (retrying in {} s)".format(exc, wait))
@@ -140,14 +140,14 @@ class Poller:
                 continue
             except (HTTPError, OSError, ValueError) as exc:
                 self.last_error = str(exc)
-                backoff = backoff or Backoff(BACKOFF_FIRST_S, BACKOFF_MAX_S)
+                backoff = backoff or Backoff(_BACKOFF_FIRST_S, _BACKOFF_MAX_S)
                 wait = backoff.next()
                 log("Telegram: network error: {} (retrying in {} s)".format(exc, wait))
                 await self._pause(wait)
                 continue
             if questioning:
                 await self._route_meanwhile(updates)
-                await self._until_changed(QUESTION_POLL_S)  # back to long polls once the batch is answered
+                await self._until_changed(_QUESTION_POLL_S)  # back to long polls once the batch is answered
             else:
                 await self._route(updates)
 
@@ -155,7 +155,7 @@ class Poller:
         """One getUpdates. In small-board mode the long poll holds the board's one TLS session only until
         another call waits for it (net/tls_gate.py): then it is cut, unread (its updates come again with
         the same offset), and None returned."""
-        params = {"offset": self.offset, "limit": POLL_LIMIT, "timeout": 0 if questioning else self.poll_s,
+        params = {"offset": self.offset, "limit": _POLL_LIMIT, "timeout": 0 if questioning else self.poll_s,
                   "allowed_updates": list(ALLOWED_UPDATES)}
         if not board.small():
             return await self.api.call("getUpdates", params, self.poll_s + self.grace_s)
@@ -205,7 +205,7 @@ class Poller:
                 held_back = True
                 continue
             if held_back:
-                if len(self._early) >= EARLY_MAX:
+                if len(self._early) >= _EARLY_MAX:
                     continue
                 self._early.append(update_id)
             if not await self._hand_over(update, update_id, not held_back):

@@ -9,13 +9,13 @@ from mimi.telegram import markup
 from mimi.telegram.api import CALL_TIMEOUT_S, TelegramError
 from mimi.telegram.outbox import Undelivered
 
-DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
+_DRAFT_INTERVAL_MS = const(1000)  # about one visible update per second
 DRAFT_TAIL = const(3500)  # a draft shows the newest part of a long reply
-TYPING_EVERY_MS = const(4500)  # the typing action lasts about 5 s
-SEND_TRIES = const(3)  # 429 answers to one part before giving up
-DELIVERY_PATIENCE_S = const(150)  # how long a reply waits for the network (or Telegram's 5xx) to come back
-DELIVERY_BACKOFF_FIRST_S = const(2)
-DELIVERY_BACKOFF_MAX_S = const(30)
+_TYPING_EVERY_MS = const(4500)  # the typing action lasts about 5 s
+_SEND_TRIES = const(3)  # 429 answers to one part before giving up
+_DELIVERY_PATIENCE_S = const(150)  # how long a reply waits for the network (or Telegram's 5xx) to come back
+_DELIVERY_BACKOFF_FIRST_S = const(2)
+_DELIVERY_BACKOFF_MAX_S = const(30)
 
 
 def _chat(chat_id):
@@ -54,8 +54,8 @@ def _transient(exc):
 
 
 class Sender:
-    patience_s = DELIVERY_PATIENCE_S  # class attributes, so tests (and --health) can shorten them
-    backoff_first_s = DELIVERY_BACKOFF_FIRST_S
+    patience_s = _DELIVERY_PATIENCE_S  # class attributes, so tests (and --health) can shorten them
+    backoff_first_s = _DELIVERY_BACKOFF_FIRST_S
 
     def __init__(self, api):
         self.api = api
@@ -113,14 +113,14 @@ class Sender:
         typed = platform.ticks_ms()
         while not stream.finished:
             try:
-                await asyncio.wait_for(stream.changed.wait(), TYPING_EVERY_MS / 1000)
+                await asyncio.wait_for(stream.changed.wait(), _TYPING_EVERY_MS / 1000)
             except asyncio.TimeoutError:
                 pass
             if stream.finished:
                 return
             now = platform.ticks_ms()
             if not stream.changed.is_set() or platform.ticks_diff(self._quiet_until, now) > 0:
-                if platform.ticks_diff(now, typed) >= TYPING_EVERY_MS and not stream.shown:
+                if platform.ticks_diff(now, typed) >= _TYPING_EVERY_MS and not stream.shown:
                     await self._quietly("sendChatAction", {"chat_id": _chat(chat_id), "action": "typing"})
                     typed = now
                 continue
@@ -134,7 +134,7 @@ class Sender:
                 text = "\u2026" + text
             text += stream.status
             await self._show(chat_id, stream, text)
-            await asyncio.sleep(DRAFT_INTERVAL_MS / 1000)
+            await asyncio.sleep(_DRAFT_INTERVAL_MS / 1000)
 
     async def _show(self, chat_id, stream, text):
         if not text.strip() or text == stream.shown:
@@ -251,7 +251,7 @@ class Sender:
     async def _deliver(self, method, params, html, plain):
         """Send one part. Retried while it is safe: 429 (after retry_after), Telegram's 5xx, and a request
         that never left the device (WiFi down, no connection); a call that may have arrived is not repeated."""
-        waited, backoff = 0, Backoff(self.backoff_first_s, DELIVERY_BACKOFF_MAX_S)
+        waited, backoff = 0, Backoff(self.backoff_first_s, _DELIVERY_BACKOFF_MAX_S)
         attempt = 0
         while True:
             attempt += 1
@@ -260,7 +260,7 @@ class Sender:
             except TelegramError as exc:
                 if _not_modified(exc):
                     return None
-                if exc.code == 429 and attempt < SEND_TRIES:
+                if exc.code == 429 and attempt < _SEND_TRIES:
                     wait = exc.retry_after or 1
                     backoff.next()  # the backoff moves on whatever this failure waits
                 elif exc.code >= 500 and waited < self.patience_s:

@@ -6,10 +6,10 @@ from mimi.tools.http_text import USER_AGENT, Decoder, clean_url, media_type, res
 from mimi.tools.registry import ToolError
 from mimi.tools.web import TEXT_MAX, TEXT_MIN
 
-FETCH_MAX = const(65536)  # raw body bytes read at most; the rest of a page is never downloaded
-REDIRECTS_MAX = const(3)
+_FETCH_MAX = const(65536)  # raw body bytes read at most; the rest of a page is never downloaded
+_REDIRECTS_MAX = const(3)
 READ_TIMEOUT_S = const(20)
-URL_SHOWN_MAX = const(300)
+_URL_SHOWN_MAX = const(300)
 _PIECE = const(1024)
 _SNIFF = const(512)  # leading bytes checked for NUL bytes, the mark of a binary file
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -55,7 +55,7 @@ class PlainText:
 
 
 def _shown(url):
-    return url if len(url) <= URL_SHOWN_MAX else url[:URL_SHOWN_MAX] + "\u2026"
+    return url if len(url) <= _URL_SHOWN_MAX else url[:_URL_SHOWN_MAX] + "\u2026"
 
 
 async def _open(url):
@@ -73,7 +73,7 @@ async def fetch(url, limit=TEXT_MAX):
         url = clean_url(url)
     except ValueError:
         raise ToolError("web_fetch needs a full http:// or https:// URL, not '{}'".format(_shown(url)))
-    for _ in range(REDIRECTS_MAX + 1):
+    for _ in range(_REDIRECTS_MAX + 1):
         resp = await _open(url)
         try:
             if resp.status in _REDIRECTS:
@@ -84,7 +84,7 @@ async def fetch(url, limit=TEXT_MAX):
             raise ToolError("could not read {}: {}".format(_shown(url), exc))
         finally:
             await resp.aclose()
-    raise ToolError("too many redirects (more than {}), stopped at {}".format(REDIRECTS_MAX, _shown(url)))
+    raise ToolError("too many redirects (more than {}), stopped at {}".format(_REDIRECTS_MAX, _shown(url)))
 
 
 def _next_url(url, resp):
@@ -121,7 +121,7 @@ async def _read(resp, url, limit):
                 _shown(url)))
         received += len(data)
         sink.feed(decoder.decode(data))
-        if sink.full or received >= FETCH_MAX:
+        if sink.full or received >= _FETCH_MAX:
             cut = True
             break
     sink.close()

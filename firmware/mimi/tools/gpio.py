@@ -5,7 +5,7 @@ from mimi import platform
 from mimi.platform import const
 from mimi.tools.registry import Tool, ToolError
 
-PIN_MAX = const(48)  # ESP32-S3 GPIO numbers run 0..21 and 26..48
+_PIN_MAX = const(48)  # ESP32-S3 GPIO numbers run 0..21 and 26..48
 _NO_SUCH_PINS = (22, 23, 24, 25)
 # Pins that would break the board if driven: never allowed, whatever the setting says.
 RESERVED = (
@@ -37,7 +37,7 @@ def reserved_use(pin):
 
 def check_usable(pin):
     """Raise ValueError unless pin is a GPIO of the ESP32-S3 that is not reserved."""
-    if pin < 0 or pin > PIN_MAX or pin in _NO_SUCH_PINS:
+    if pin < 0 or pin > _PIN_MAX or pin in _NO_SUCH_PINS:
         raise ValueError("GPIO {} does not exist on the ESP32-S3 (0..21 and 26..48)".format(pin))
     use = reserved_use(pin)
     if use:

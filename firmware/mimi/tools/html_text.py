@@ -1,10 +1,10 @@
 # HTML reduced to readable text as it streams in: no scripts or styles, blocks as lines, entities decoded.
 from mimi.platform import const
 
-DEFAULT_LIMIT = const(7500)  # characters of text kept; then the reducer reports full
-TAG_MAX = const(1024)  # a tag longer than this (a huge data: URI) is skipped, not held
+_DEFAULT_LIMIT = const(7500)  # characters of text kept; then the reducer reports full
+_TAG_MAX = const(1024)  # a tag longer than this (a huge data: URI) is skipped, not held
 TITLE_MAX = const(200)
-ENTITY_MAX = const(12)  # the longest "&name;" looked for
+_ENTITY_MAX = const(12)  # the longest "&name;" looked for
 
 # Elements whose content is never text for a reader.
 SKIPPED = ("script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "math")
@@ -67,7 +67,7 @@ def decode_entities(text):
             out.append(text[i:])
             return "".join(out)
         out.append(text[i:j])
-        k = text.find(";", j + 1, j + ENTITY_MAX)
+        k = text.find(";", j + 1, j + _ENTITY_MAX)
         found = _entity(text[j + 1 : k]) if k > j + 1 else None
         if found is None:
             out.append("&")
@@ -88,7 +88,7 @@ def _tag_name(inside):
 class HtmlText:
     """feed(str) pieces of a page, then text(); stops taking text once `limit` characters are kept."""
 
-    def __init__(self, limit=DEFAULT_LIMIT):
+    def __init__(self, limit=_DEFAULT_LIMIT):
         self.limit = limit
         self.full = False  # the text reached the limit: the caller may stop reading
         self._title = ""
@@ -133,7 +133,7 @@ class HtmlText:
         j = buf.find("<", i)
         if j < 0:
             end = n
-            amp = buf.rfind("&", max(i, n - ENTITY_MAX))
+            amp = buf.rfind("&", max(i, n - _ENTITY_MAX))
             if amp >= 0 and buf.find(";", amp) < 0:  # an entity may continue in the next piece
                 end = amp
             self._text(buf[i:end])
@@ -153,7 +153,7 @@ class HtmlText:
             return j + 1
         k = buf.find(">", j)
         if k < 0:
-            if n - j > TAG_MAX:
+            if n - j > _TAG_MAX:
                 self._mode = _LONG_TAG
             else:
                 self._pending = buf[j:]

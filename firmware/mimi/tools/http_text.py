@@ -5,7 +5,7 @@ from mimi import VERSION, jsontext, utf8
 from mimi.net import http
 from mimi.platform import const
 
-JSON_MAX = const(65536)  # bytes of one API answer (search results, forecast)
+_JSON_MAX = const(65536)  # bytes of one API answer (search results, forecast)
 READ_TIMEOUT_S = const(20)
 USER_AGENT = "MimiClaw-Py/{} (ESP32 assistant)".format(VERSION)
 _UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -97,7 +97,7 @@ def service_error(exc):
     return ServiceError(str(exc) or exc.__class__.__name__)
 
 
-async def request_json(method, url, headers=None, body=None, limit=JSON_MAX):
+async def request_json(method, url, headers=None, body=None, limit=_JSON_MAX):
     """(status, parsed JSON or None, raw text head) of one request; ServiceError when it failed."""
     sent = {"User-Agent": USER_AGENT, "Accept": "application/json", "Accept-Encoding": "identity"}
     for name in headers or ():

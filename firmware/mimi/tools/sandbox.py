@@ -18,7 +18,7 @@ ROOT_FILE_SUFFIX = ".md"
 # The chip's name for the data root: "/data/memory/MEMORY.md" is taken as "memory/MEMORY.md".
 CHIP_DATA_ROOT = "/data"
 
-PATH_MAX = const(160)  # characters of a path given to a tool
+_PATH_MAX = const(160)  # characters of a path given to a tool
 _S_IFMT = const(0xF000)
 _S_IFLNK = const(0xA000)
 
@@ -54,8 +54,8 @@ def _segments(path):
     if not isinstance(path, str):
         raise PathRefused("a path must be text")
     text = path.strip()
-    if len(text) > PATH_MAX:
-        _refuse(text[:PATH_MAX] + "...", "longer than {} characters".format(PATH_MAX))
+    if len(text) > _PATH_MAX:
+        _refuse(text[:_PATH_MAX] + "...", "longer than {} characters".format(_PATH_MAX))
     for ch in text:
         if ch == "\x00" or ord(ch) < 32 or ord(ch) == 127:
             _refuse(repr(text), "control characters (NUL included) are not allowed")

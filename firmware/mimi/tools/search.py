@@ -6,7 +6,7 @@ from mimi.tools.http_text import ServiceError, query, request_json
 from mimi.tools.registry import ToolError
 from mimi.tools.web import COUNT_DEFAULT, COUNT_MAX, PROVIDERS
 
-SNIPPET_MAX = const(400)  # characters of one result's snippet
+_SNIPPET_MAX = const(400)  # characters of one result's snippet
 TITLE_MAX = const(150)
 ENDPOINTS = {"brave": "https://api.search.brave.com/res/v1/web/search", "tavily": "https://api.tavily.com/search"}
 PROVIDER_NAMES = {"brave": "Brave Search", "tavily": "Tavily"}
@@ -40,7 +40,7 @@ def format_results(search_query, provider, items):
         lines.append("{}. {}".format(number, _one_line(title, TITLE_MAX) or "(untitled)"))
         lines.append("   " + str(url))
         if snippet:
-            lines.append("   " + _one_line(snippet, SNIPPET_MAX))
+            lines.append("   " + _one_line(snippet, _SNIPPET_MAX))
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from mimi.platform import const
 NS = "voice_config"
 READ_TIMEOUT_S = const(30)  # silence while an answer streams in
 DEADLINE_S = const(180)
-ERROR_MAX = const(2048)  # bytes of an error answer read for its message
+_ERROR_MAX = const(2048)  # bytes of an error answer read for its message
 SHOWN_MAX = const(160)  # characters of a service's own error message shown to the user
 
 
@@ -71,7 +71,7 @@ async def post(config, what, url, key, content_type, body):
 async def _detail(response, key):
     """': <the service's own message>' from an error answer ({"error": {"message"}} or {"detail"}), or ''."""
     try:
-        found = jsontext.loads(await response.read(ERROR_MAX))
+        found = jsontext.loads(await response.read(_ERROR_MAX))
     except (ValueError, http.HTTPError):
         return ""
     if isinstance(found, dict):

@@ -7,7 +7,7 @@ from mimi.storage import files
 from mimi.voice import ogg, service
 from mimi.voice.service import VoiceError
 
-AUDIO_MAX = const(2097152)  # bytes of speech kept: far above a spoken part of SPOKEN_MAX characters
+_AUDIO_MAX = const(2097152)  # bytes of speech kept: far above a spoken part of SPOKEN_MAX characters
 SPOKEN_MAX = const(1000)  # characters spoken; a longer reply is spoken up to a sentence end before this
 _PIECE = const(1024)
 _MARKUP = "*_`#>|~"  # Markdown signs read aloud as themselves: left out of what is spoken
@@ -63,9 +63,9 @@ async def speak(config, text, path):
     response = await service.post(config, "text-to-speech", url, key, "application/json", body)
     del body
     try:
-        size = await response.save(path, AUDIO_MAX, _PIECE)
+        size = await response.save(path, _AUDIO_MAX, _PIECE)
         if size is None:
-            raise VoiceError("the speech was longer than my limit of {} KB".format(AUDIO_MAX // 1024))
+            raise VoiceError("the speech was longer than my limit of {} KB".format(_AUDIO_MAX // 1024))
         if not ogg.is_ogg(path):
             raise VoiceError("the text-to-speech service did not send Ogg/Opus audio")
         return size
