@@ -11,7 +11,7 @@ from mimi.platform import const
 from mimi.utf8 import has_raw_surrogate, valid_text
 
 _ESCAPE_LEN = const(6)  # \uXXXX
-ESCAPE_SLICE = const(1024)  # characters of a long text escaped (and encoded) at a time
+ESCAPE_SLICE = const(512)  # characters of a long text escaped (and encoded) at a time
 _HIGH_FIRST = const(0xD800)
 _LOW_FIRST = const(0xDC00)
 _LOW_LAST = const(0xDFFF)

@@ -76,7 +76,7 @@ def test_a_silent_client_is_pinged_then_dropped_and_one_that_answers_stays():
 
     app = _gateway("gw-silent")
     saved = Clients.ping_after_s, Clients.silence_max_s
-    Clients.ping_after_s, Clients.silence_max_s = 0.3, 1.2
+    Clients.ping_after_s, Clients.silence_max_s = 0.5, 3  # a margin for a loaded machine: the live one pongs in time
     try:
         async def main():
             task = await _listening(app)
@@ -99,7 +99,7 @@ def test_a_silent_client_is_pinged_then_dropped_and_one_that_answers_stays():
                         texts.append(got[1])
 
             answering = asyncio.create_task(live())
-            for _ in range(100):
+            for _ in range(200):
                 if len(app.gateway.sessions.clients) < 2:
                     break
                 await asyncio.sleep(0.1)

@@ -36,6 +36,7 @@ class Agent:
         self.gates = []
         # After a saved turn: async hook(agent, message, session) (e.g. memory consolidation); never fails a turn.
         self.after_turn = []
+        self._tools = {True: [None, None, None], False: [None, None, None]}  # each kind's last tools, kept
 
     async def _admit(self, message):
         for gate in self.gates:
@@ -143,7 +144,7 @@ class Agent:
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        return server_tools.definitions(config, device, left, server)
+        return server_tools.definitions(config, device, left, server, self._tools[server])
 
     def _save(self, session, message, reply, now):
         if not session:

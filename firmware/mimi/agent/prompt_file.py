@@ -7,7 +7,7 @@ from mimi.platform import const
 from mimi.storage import files
 
 NAME = ".prompt.json"  # in the data root: no folder of its own on flash; no file tool sees it (tools/sandbox.py)
-_READ_SLICE = const(1024)  # bytes of a source file read, decoded and escaped at a time; also sent at a time
+_READ_SLICE = const(512)  # bytes of a source file read, decoded and escaped at a time; also sent at a time
 _MARK = "@"  # stands for a block's text in the template the framing is cut from
 
 

@@ -39,27 +39,41 @@ def fetch_on(config):
     return mode(config) == SERVER and config.get(NS, "server_fetch") == 1
 
 
-def definitions(config, device_tools, searches_left=True, server=True):
+def definitions(config, device_tools, searches_left=True, server=True, kept=None):
     """The `tools` of a request: the device's own, with web_search (and web_fetch) swapped for Claude's
     server tools in server mode. Built the same way every time, so prompt caching keeps working. server False:
     a model other than Anthropic's (llm/models.py), which has no server tools: the device's search when it has
-    a key, else none."""
+    a key, else none. kept: a [device list, key, tools] list its owner keeps (agent/loop.py): the same list again while
+    nothing it depends on changed (the registry's list itself, the settings), no list built or sorted each turn."""
     chosen = mode(config)
     if not server and chosen == SERVER:
         chosen = DEVICE if config.is_set(NS, "search_key") else OFF
+    fetch = chosen == SERVER and fetch_on(config)
+    uses = config.get(NS, "search_max_uses") if chosen == SERVER else 0
+    key = (chosen, fetch, uses, searches_left)
+    if kept is not None and kept[0] is device_tools and kept[1] == key:
+        return kept[2]
     drop = ()
     if chosen != DEVICE:
-        drop = ("web_search", "web_fetch") if chosen == SERVER and fetch_on(config) else ("web_search",)
-    tools = [t for t in device_tools or () if _name(t) not in drop] if drop else list(device_tools or ())
+        drop = ("web_search", "web_fetch") if fetch else ("web_search",)
+    named = [(_name(t), t) for t in device_tools or ()]  # names made once: a key= sort makes them per comparison
+    if drop:
+        named = [pair for pair in named if pair[0] not in drop]
     if chosen == SERVER:
-        uses = config.get(NS, "search_max_uses")
-        if fetch_on(config):
-            tools.append({"type": FETCH_TYPE, "name": "web_fetch", "max_uses": uses,
-                          "max_content_tokens": _FETCH_CONTENT_TOKENS, "citations": {"enabled": True}})
+        if fetch:
+            named.append(("web_fetch", {"type": FETCH_TYPE, "name": "web_fetch", "max_uses": uses,
+                                        "max_content_tokens": _FETCH_CONTENT_TOKENS, "citations": {"enabled": True}}))
         if searches_left:
-            tools.append({"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses})
-    tools.sort(key=_name)  # one stable order, the registry's: by name
-    return tools or None
+            named.append(("web_search", {"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses}))
+        named.sort(key=_first)  # one stable order, the registry's: by name
+    tools = [pair[1] for pair in named] or None
+    if kept is not None:
+        kept[0], kept[1], kept[2] = device_tools, key, tools
+    return tools
+
+
+def _first(pair):
+    return pair[0]
 
 
 def has_server_tools(tools):

@@ -13,7 +13,7 @@ from mimi.platform import const
 from mimi.storage import files
 from mimi.storage.session_lines import opening, parse_message, record_at, spans_backward
 
-_READ_SLICE = const(1024)  # bytes of a message read from flash and written at a time
+_READ_SLICE = const(512)  # bytes of a message read from flash and written at a time
 _CHANGED = ("the conversation changed on flash while the reply was being prepared "
             "(session_clear or memory_consolidate); please send the message again")
 

@@ -13,9 +13,9 @@ from mimi.utf8 import boundary, strict
 SUFFIX = ".jsonl"  # a session file's name ends with this
 LINE_MAX = const(16 * 1024)  # longer lines are cut when written and skipped when read
 ROLES = ("user", "assistant")
-_BLOCK = const(1024)  # bytes read per step when looking for lines
+_BLOCK = const(512)  # bytes read per step when looking for lines
 _CUT_MARK = " [cut]"
-_READ_SLICE = const(1024)  # bytes of a line's text read and checked at a time
+_READ_SLICE = const(512)  # bytes of a line's text read and checked at a time
 _HEAD = const(31)  # bytes of the longer line opening, opening("assistant")
 _TAIL_MAX = const(32)  # bytes after a text's closing quote: ',"ts":N}'
 _HIGH = const(0xD800)
@@ -211,9 +211,12 @@ def _stored(f, start, length, skip):
             quote = data.find(b'"', at, limit if slash < 0 else slash)
             cut = quote if quote >= 0 else slash if slash >= 0 else limit
             if blank and cut > at:
-                blank = _blank(data[at:cut])
-                if blank is None:
-                    return None
+                if 0x20 < data[at] < 0x7F:  # a printable ASCII character: not blank, nothing to decode
+                    blank = False
+                else:
+                    blank = _blank(data[at:cut])
+                    if blank is None:
+                        return None
             if quote >= 0:
                 closed = True
                 break
@@ -230,14 +233,15 @@ def _stored(f, start, length, skip):
             at = slash + size
         if cut <= 0 and not closed:
             return None
-        region = data[:cut] if cut < len(data) else data
+        region = memoryview(data)[:cut] if cut < len(data) else data
         if region:
             if min(region) < 0x20:
                 return None
-            try:
-                strict(region)
-            except ValueError:
-                return None
+            if max(region) >= 0x80:  # ASCII is valid UTF-8 as it is: only other text is decoded to check it
+                try:
+                    strict(bytes(region))
+                except ValueError:
+                    return None
         pos += cut
         if closed:
             if end - pos > _TAIL_MAX:

@@ -9,7 +9,7 @@ HISTORY_LIMIT = const(20)  # messages handed to the model by default
 CONSOLIDATE_AT = HISTORY_LIMIT  # more messages than the model is shown: agent/consolidate.py summarises the oldest
 CHAT_ID_MAX = const(64)  # characters in a chat id
 JOURNAL_SUFFIX = ".summary"  # <stem>.summary: a consolidation's summary, kept until it is applied
-_BLOCK = const(1024)  # bytes read (counted, copied) per step
+_BLOCK = const(512)  # bytes read (counted, copied) per step
 _COUNT_MAX_BYTES = const(256 * 1024)  # list() counts lines only in files up to this size
 
 
