@@ -82,7 +82,8 @@ def test_a_watcher_notifies_acts_within_its_cap_stays_silent_and_survives_a_rest
     # 5. A restart: the watcher comes back from watchers.json with its history, and still works.
     dev.restart()
     listed = dev.command("watch_list")
-    assert "soil  every 3600 s  adc:4  -> cli:console" in listed and "judged by " + WATCH_MODEL in listed
+    assert "soil  every 3600 s  adc:4  -> cli:console" in listed
+    assert "judged by claude ({}, set_watch_model): the chain's first".format(WATCH_MODEL) in listed
     assert "last: " in listed and "acted: gpio_write (not done)" in listed
     fake.script(text("Still too wet after the restart."))
     dev.command("watch_check soil")

@@ -1,4 +1,4 @@
-# Local rules: a watcher's judge the board carries out itself (watch/rule.py, watch/rules.py): checked when
+# Local rules: a watcher's judge the board carries out itself (watch/rule_schema.py, watch/rules.py): checked when
 # added, fired once per crossing, re-armed, kept over a reboot, capped, answering the owner's /commands.
 import asyncio
 import json
@@ -10,8 +10,8 @@ from test_watch import _done as _watch_done
 
 from mimi.bus.message import Message
 from mimi.safety import policy
-from mimi.watch import rule as rule_text
-from mimi.watch.rule import RuleError, holds
+from mimi.watch import rule_schema
+from mimi.watch.rule_schema import RuleError, holds
 from mimi.watch.store import RULES_MAX, WATCHERS_MAX, Store, WatchError
 
 FAN_ON = {"tool": "gpio_write", "input": {"pin": 5, "value": 1}}
@@ -228,7 +228,7 @@ def test_watch_check_says_what_the_rule_would_do_and_runs_nothing():
         said = run(app.watchers.dry_run(watcher))
         assert said == 'reading 31: would run gpio_write {"pin": 5, "value": 1}; say "hot: {value} C at {name}"'
         assert machine.written(5) is None or watcher["state"]["fired"] == 0
-        assert rule_text.describe(watcher["rule"]) == (
+        assert rule_schema.describe(watcher["rule"]) == (
             'when above 28 (again once below 26): gpio_write {"pin": 5, "value": 1}; say "hot: {value} C at '
             '{name}" | otherwise: gpio_write {"pin": 5, "value": 0}')
     finally:
@@ -238,7 +238,7 @@ def test_watch_check_says_what_the_rule_would_do_and_runs_nothing():
 
 def test_the_rule_engine_is_loaded_only_once_a_rule_exists_and_rules_have_their_own_room():
     top = tempdir("rlazy")
-    with NotImported("mimi.watch.rules", "mimi.watch.rule"):
+    with NotImported("mimi.watch.rules", "mimi.watch.rule_schema"):
         app = _rules_app(top)
         try:
             app.watchers.add("model", "temperature", 60, "tell me when hot", OWNER_CHAT, "owner")
@@ -284,11 +284,11 @@ def test_a_rule_is_set_replaced_and_taken_away_on_the_console():
 
 
 def test_checks_reject_what_no_rule_can_be():
-    raises(RuleError, rule_text.check, [], False, lambda n, d: None)
-    assert str(raises(RuleError, rule_text.check, {"when": {"above": 1}, "do": [{"say": ""}]}, False,
+    raises(RuleError, rule_schema.check, [], "temperature", lambda n, d: None)
+    assert str(raises(RuleError, rule_schema.check, {"when": {"above": 1}, "do": [{"say": ""}]}, "temperature",
                       lambda n, d: None)).startswith("rule.do[0].say: needs a text")
     long_say = {"when": {"above": 1}, "do": [{"say": "x" * 400}] * 4}
-    assert "longer than" in str(raises(RuleError, rule_text.check, long_say, False, lambda n, d: None))
+    assert "longer than" in str(raises(RuleError, rule_schema.check, long_say, "temperature", lambda n, d: None))
 
 
 def test_a_rules_hourly_count_is_three_numbers_that_slide_with_the_hour():

@@ -130,9 +130,9 @@ def test_sources_parse_and_check_what_they_may_read():
                          ("gpio:6", "not allowed"), ("gpio:20", "reserved"), ("adc:12", "ADC1"),
                          ("tool:gpio_write", "changes things"), ("tool:nope", "no tool named"),
                          ("ftp://x/y", "unknown source")):
-            exc = raises(SourceError, sources.check, app, bad)
+            exc = raises(SourceError, sources.check, app, bad, "owner")
             assert why in str(exc), (bad, str(exc))
-        assert sources.check(app, "adc:4") == "adc:4"
+        assert sources.check(app, "adc:4", "owner") == "adc:4"
     finally:
         _done(app)
 

@@ -172,9 +172,9 @@ def _watchers(app):
         row = {"name": watcher["name"], "line": describe(watcher), "paused": bool(watcher.get("paused")),
                "reading": last["reading"] if last else None, "verdict": last["verdict"] if last else None}
         if "rule" in watcher:
-            from mimi.watch import rule
+            from mimi.watch import rule_schema
 
-            row["rule"] = rule.describe(watcher["rule"])
+            row["rule"] = rule_schema.describe(watcher["rule"])
         rows.append(row)
     return json.dumps({"type": "watchers", "watchers": rows})
 

@@ -24,9 +24,9 @@ def _shown(watcher):
         last = watcher["history"][-1]
         shown["last_reading"], shown["last_verdict"] = last["reading"], last["verdict"]
     if "rule" in watcher:
-        from mimi.watch import rule as rule_text
+        from mimi.watch import rule_schema
 
-        shown["rule"], shown["fired"] = rule_text.describe(watcher["rule"]), watcher["state"]["fired"]
+        shown["rule"], shown["fired"] = rule_schema.describe(watcher["rule"]), watcher["state"]["fired"]
     return shown
 
 
@@ -65,7 +65,8 @@ class WatchAdd(_WatchTool):
                             "rule: what it is for)"},
             "rule": {"type": "object", "description": "a local rule: when (a condition), optional rearm (the "
                      "condition before it may fire again), do (actions), optional otherwise (actions when "
-                     "`when` is false again) and cooldown_s (least seconds between firings)"},
+                     "`when` is false again), cooldown_s (least seconds between firings) and, for a pin edge, "
+                     "debounce_ms (edges closer than this are a switch bouncing; default 50)"},
         },
         "required": ["name", "source", "interval_s", "instruction"],
     }

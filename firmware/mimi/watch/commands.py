@@ -10,7 +10,7 @@ from mimi.watch.store import describe, is_local, waits_for_rule
 COMMANDS = (
     "\nwatch_add\twatch_add <name> <source> <interval_s> <instruction...>\t4\t-1\twatch a source and let the "
     "agent judge each reading (" + sources.HELP + ")\tmimi.watch.commands:add(app)"
-    "\nwatch_list\twatch_list\t0\t0\tthe watchers, their sources and last verdicts"
+    "\nwatch_list\twatch_list\t0\t0\tthe watchers, their sources, who judges each and their last verdicts"
     "\tmimi.watch.commands:list_all(app)"
     "\nwatch_pause\twatch_pause <name>\t1\t1\tstop a watcher's ticks (kept; watch_resume)"
     "\tmimi.watch.commands:pause(app)"
@@ -18,7 +18,7 @@ COMMANDS = (
     "\nwatch_remove\twatch_remove <name>\t1\t1\tdelete a watcher\tmimi.watch.commands:remove(app)"
     "\nwatch_check\twatch_check <name>\t1\t1\tread a watcher's source and judge it now"
     "\tmimi.watch.commands:check(app)"
-    "\nset_watch_model\tset_watch_model [model_id]\t0\t1\tthe model that judges readings (none: the main model)"
+    "\nset_watch_model\tset_watch_model [model_id]\t0\t1\tthe Claude model that judges readings (none: claude's own)"
     "\tmimi.watch.commands:set_model(app.config)"
     "\nwatch_rule\twatch_rule <name> <json|off>\t2\t-1\tgive a watcher a local rule the board "
     "carries out itself, or take it away (README: Rules)\tmimi.watch.commands:set_rule(app)"
@@ -53,15 +53,38 @@ async def list_all(app):
     watchers = _service(app).watchers()
     if not watchers:
         _say("no watchers (add one with watch_add, or ask the agent)")
+    model = None  # who judges the model's watchers, found at the first one
     for watcher in watchers:
         _say("  " + describe(watcher))
         if is_local(watcher):
-            _say("      " + _rule_line(watcher))
+            _say("      " + judged_by(app.config, watcher))
+        else:
+            model = model or judged_by(app.config)
+            _say("      " + model)
         if watcher["history"]:
             last = watcher["history"][-1]
             _say("      last: {} -> {}".format(last["reading"], last["verdict"]))
-    model = app.config.get("llm_config", "watch_model")
-    _say("judged by {}".format(model or "the main model"))
+
+
+def judged_by(config, watcher=None):
+    """Who judges a watcher's readings, in words: 'judged by its rule: ...' for a local one; for the model's
+    watchers (no watcher given), the profile asked first for them, as the chain asks (llm/profiles.py chain):
+    the llm_for watcher profile when set, else the chain's first; claude with set_watch_model's model if set."""
+    if watcher is not None and is_local(watcher):
+        return "judged by its " + _rule_line(watcher)
+    get = config.get
+    own = get("llm_config", "for_watcher")
+    name, model, why = "claude", None, "the chain's first"
+    if own or get("llm_config", "chain") != "claude":  # profiles in use (else claude alone: none loaded)
+        from mimi.llm import profiles
+
+        first = profiles.chain(config, "watcher")[0]
+        name, model = first.name, first.model
+        why = "llm_for watcher" if first.name == own else why
+    if name == "claude":
+        watch_model = get("llm_config", "watch_model")
+        model = watch_model + ", set_watch_model" if watch_model else get("llm_config", "model")
+    return "judged by {} ({}): {}".format(name, model, why)
 
 
 async def pause(app, name):
@@ -91,7 +114,7 @@ async def remove(app, name):
 
 
 def _rule_line(watcher):
-    from mimi.watch import rule as rule_text
+    from mimi.watch import rule_schema
 
     if "rule" not in watcher:
         return "rule: none yet (watch_rule {} <json>)".format(watcher["name"])
@@ -99,7 +122,7 @@ def _rule_line(watcher):
     fired = "fired {} times".format(state["fired"]) if state["fired"] else "never fired"
     if state["at"]:
         fired += ", last {}".format(platform.utc_stamp(state["at"]))
-    return "rule: {}  [{}{}]".format(rule_text.describe(watcher["rule"]), fired, "; fired, waiting to re-arm"
+    return "rule: {}  [{}{}]".format(rule_schema.describe(watcher["rule"]), fired, "; fired, waiting to re-arm"
                                      if state["on"] else "")
 
 
@@ -139,7 +162,6 @@ async def set_model(config, model=""):
     model = model.strip()
     if model:
         config.set("llm_config", "watch_model", model)
-        _say("watchers are judged by {}".format(model))
     else:
         config.unset("llm_config", "watch_model")
-        _say("watchers are judged by the main model ({})".format(config.get("llm_config", "model")))
+    _say("watch model {}; the model's watchers are {}".format(model or "unset", judged_by(config)))

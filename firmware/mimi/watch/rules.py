@@ -5,13 +5,11 @@ from mimi import platform
 from mimi.bus.message import Message
 from mimi.platform import const
 from mimi.safety import NS, roles
-from mimi.watch.rule import RuleError, action_text, check as check_rule, describe, fill, holds, text_of
 from mimi.watch import sources
+from mimi.watch.rule_schema import DEBOUNCE_MS, action_text, check as check_rule, describe, fill, holds, text_of
 from mimi.watch.store import WatchError
 
-DEBOUNCE_MS = const(50)  # edges closer than this to the last one taken are a switch bouncing (rule.debounce_ms)
 _HOUR_S = const(3600)
-_MODEL = "model"  # a watcher judged by the model, not by a rule
 
 
 def _lesser(role, other):
@@ -61,17 +59,9 @@ class Rules:
         """The rule for this source, checked (RuleError/SourceError say which field); the rule's actions act
         with `role`, the role of whoever adds it."""
         spec = sources.parse(source)
-        event = spec["kind"] in sources.EVENTS
         if spec["kind"] == "command":
             self._check_word(spec["word"], name)
-        checked = check_rule(rule, event, lambda tool, data: self._tool_problem(tool, data, role))
-        debounce = rule.get("debounce_ms") if isinstance(rule, dict) else None
-        if debounce is not None:
-            if spec["kind"] != "edge" or isinstance(debounce, bool) or not isinstance(debounce, int) \
-                    or not 0 <= debounce <= 10000:
-                raise RuleError("rule.debounce_ms: milliseconds from 0 to 10000, for a pin edge")
-            checked["debounce_ms"] = debounce
-        return checked
+        return check_rule(rule, spec["kind"], lambda tool, data: self._tool_problem(tool, data, role))
 
     def _check_word(self, word, name):
         from mimi.telegram import BOT_COMMANDS
@@ -83,7 +73,6 @@ class Rules:
             raise WatchError("/{} is a built-in command; choose another word".format(word))
 
     def _tool_problem(self, name, data, role):
-        from mimi.safety import policy
         from mimi.tools.registry import check_input
 
         tool = self.app.registry.tools.get(name)
@@ -94,15 +83,7 @@ class Rules:
         problem = check_input(tool.schema, data)
         if problem:
             return "invalid input for {}: {}".format(name, problem)
-        if not roles.allows(role, policy.tier_of(tool)):
-            return "{} needs the {} role and this rule acts as {}".format(name, policy.tier_of(tool), role)
-        level = policy.level_of(self.app.config, name, tool)
-        if level == policy.CONFIRM:
-            return ("{} is set to confirm (tool_policy): nobody is there to press Approve when a rule runs; "
-                    "choose another tool or level".format(name))
-        if level == policy.BLOCKED:
-            return "{} is blocked on this device (tool_policy)".format(name)
-        return None
+        return sources.unattended_problem(self.app, name, tool, role, "this rule", "a rule runs")
 
     # -- starting and stopping what waits for events --
     def start(self, watcher):
@@ -135,48 +116,67 @@ class Rules:
         return run
 
     # -- what a rule does --
+    def decide(self, watcher, value, event):
+        """The engine's decision on a reading (or, `event`, on a pin edge or a command's words), nothing changed
+        or run: (step, actions). "fire": `do` (a polled rule is on once it fired); "release": a polled rule's
+        `rearm` holds, or `when` is false again: it is off, its `otherwise` ([] when none) runs; "other": an event
+        `when` does not hold: `otherwise`; "quiet" and "already fired" run nothing (actions None)."""
+        rule = watcher["rule"]
+        when = rule.get("when")
+        if event:
+            if when is None or holds(when, value):
+                return "fire", rule["do"]
+            return ("other", rule["otherwise"]) if "otherwise" in rule else ("quiet", None)
+        if "changes" in when:
+            return ("fire", rule["do"]) if holds(when, value, self.last.get(watcher["name"])) else ("quiet", None)
+        if not (watcher.get("state") or {}).get("on"):
+            return ("fire", rule["do"]) if holds(when, value) else ("quiet", None)
+        rearm = rule.get("rearm")
+        if holds(rearm, value) if rearm else not holds(when, value):
+            return "release", rule.get("otherwise", [])
+        return "already fired", None
+
+    def held(self, watcher, invoker=None):
+        """"cooling down" or "paused" when the rule may not fire now (nothing counted), else None. A command
+        typed by someone is never held by the cooldown: it is always answered."""
+        if invoker is None and _cooldown_left(watcher) > 0:
+            return "cooling down"
+        return "paused" if watcher.get("paused") else None
+
     async def reading(self, watcher, value):
         """A polled reading: fires `do` when `when` becomes true (once, until `rearm` holds or `when` is false
         again, when `otherwise` runs). The outcome in a word."""
-        rule, name = watcher["rule"], watcher["name"]
         state = watcher.setdefault("state", {"on": False, "fired": 0, "at": 0})
-        previous, self.last[name] = self.last.get(name), value
-        when = rule["when"]
-        if "changes" in when:
-            return await self._fire(watcher, rule["do"], value) if holds(when, value, previous) else "quiet"
-        if not state["on"]:
-            if not holds(when, value):
-                return "quiet"
-            outcome = await self._fire(watcher, rule["do"], value)
-            state["on"] = outcome == "fired"
-            self._save(state["on"])
+        step, actions = self.decide(watcher, value, False)
+        self.last[watcher["name"]] = value
+        if step == "fire":
+            outcome = await self._fire(watcher, actions, value)
+            if "changes" not in watcher["rule"]["when"]:
+                state["on"] = outcome == "fired"
+                self._save(state["on"])
             return outcome
-        rearm = rule.get("rearm")
-        released = holds(rearm, value) if rearm else not holds(when, value)
-        if not released:
+        if step != "release":
             return "quiet"
         state["on"] = False
         self._save(True)
-        return await self._fire(watcher, rule["otherwise"], value) if "otherwise" in rule else "rearmed"
+        return await self._fire(watcher, actions, value) if actions else "rearmed"
 
     async def event(self, watcher, value, args="", invoker=None):
         """A pin edge or a command: `do` when `when` holds (or there is none), else `otherwise`. invoker: the
         message of whoever typed the command (its role, at most the rule's, is the role its actions take)."""
-        rule = watcher["rule"]
-        when = rule.get("when")
-        test = args if invoker is not None else value
-        actions = rule["do"] if when is None or holds(when, test) else rule.get("otherwise")
+        step, actions = self.decide(watcher, args if invoker is not None else value, True)
         if actions is None:
             return "quiet"
         return await self._fire(watcher, actions, value, args, invoker)
 
     async def _fire(self, watcher, actions, value, args="", invoker=None):
-        name, rule = watcher["name"], watcher["rule"]
+        name = watcher["name"]
         state = watcher.setdefault("state", {"on": False, "fired": 0, "at": 0})
         now = platform.unix_time()
-        if rule.get("cooldown_s") and now - state["at"] < rule["cooldown_s"] and invoker is None:
-            return "cooling down"
-        if watcher.get("paused") or not self._under_cap(watcher):  # a paused command still answers
+        held = self.held(watcher, invoker)
+        if held == "cooling down":
+            return held
+        if held is not None or not self._under_cap(watcher):  # a paused command still answers
             if invoker is not None:
                 await self._tell(watcher, (invoker.channel, invoker.chat_id), ["rule {} is paused; watch_resume "
                                  "{} starts it again".format(name, name)], None, invoker)
@@ -248,25 +248,20 @@ class Rules:
                 platform.log("watch: could not save a rule's state: {}".format(exc))
 
     def dry_run(self, watcher, value):
-        """What the rule would do with this reading now, no action run (watch_check)."""
-        rule, name = watcher["rule"], watcher["name"]
-        state = watcher.get("state") or {"on": False}
+        """What the rule would do with this reading now, no action run (watch_check): the engine's own
+        decision (decide, held)."""
+        step, actions = self.decide(watcher, value, sources.parse(watcher["source"])["kind"] in sources.EVENTS)
         shown = text_of(value)
-        when = rule.get("when")
-        if sources.parse(watcher["source"])["kind"] in sources.EVENTS:
-            actions = rule["do"] if when is None or holds(when, value) else rule.get("otherwise")
-        elif "changes" in when:
-            actions = rule["do"] if holds(when, value, self.last.get(name)) else None
-        elif not state["on"]:
-            actions = rule["do"] if holds(when, value) else None
-        else:
-            rearm = rule.get("rearm")
-            released = holds(rearm, value) if rearm else not holds(when, value)
-            actions = rule.get("otherwise", []) if released else None
         if actions is None:
-            return "reading {}: nothing to do ({})".format(shown, "already fired" if state["on"] else "not met")
-        return "reading {}: would run {}".format(shown, "; ".join(action_text(a) for a in actions)
-                                                  or "nothing, and re-arm")
+            return "reading {}: nothing to do ({})".format(shown, "not met" if step == "quiet" else step)
+        would = "; ".join(action_text(a) for a in actions) or "nothing, and re-arm"
+        held = self.held(watcher) if actions else None
+        if held == "cooling down":
+            held = "cooling down for {} s more (cooldown_s {})".format(_cooldown_left(watcher),
+                                                                     watcher["rule"]["cooldown_s"])
+        elif held is not None:
+            held = "the rule is paused (watch_resume {})".format(watcher["name"])
+        return "reading {}: would run {}{}".format(shown, would, ", but not now: " + held if held else "")
 
     # -- the owner's commands, taken before the agent's queue (bus.deliver) --
     async def take(self, message):
@@ -288,6 +283,12 @@ class Rules:
     def help_lines(self):
         """'/fan: rule fan: ...' for each command, for /help and the web chat."""
         return ["/{} \u2014 rule {}".format(word, self.words[word]) for word in sorted(self.words)]
+
+
+def _cooldown_left(watcher):
+    """Seconds before the rule may fire again (cooldown_s after its last firing); 0 or less: it may."""
+    cooldown = watcher["rule"].get("cooldown_s")
+    return cooldown - (platform.unix_time() - (watcher.get("state") or {}).get("at", 0)) if cooldown else 0
 
 
 def _role_of(app, message):

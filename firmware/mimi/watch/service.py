@@ -83,7 +83,7 @@ class Watchers:
         """Add a watcher reporting to target=(channel, chat_id), judged by the model or, with a rule, by the
         board (a pin edge or a command without one waits for its rule: set_rule); ValueError (WatchError,
         SourceError, RuleError) says why not."""
-        source = sources.check(self.app, source)
+        source = sources.check(self.app, source, role)
         event = sources.parse(source)["kind"] in sources.EVENTS
         if rule is not None or event:
             rule = self.engine().check(rule, source, role, name) if rule is not None else None

@@ -1,5 +1,4 @@
 # What a watcher reads: a GPIO or ADC pin, the chip's temperature, a tool's result, or a field of a JSON URL.
-import asyncio
 import json
 
 import esp32
@@ -10,7 +9,6 @@ from mimi import jsontext
 
 READING_MAX = const(300)  # characters of one reading handed to the model
 HTTP_MAX = const(16384)  # bytes of a JSON answer read for an http source
-TOOL_TIMEOUT_S = const(20)
 PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
 ADC_PINS = tuple(range(1, 11))  # ADC1 of the ESP32-S3; ADC2 (GPIO11-20) cannot be read while WiFi is on
 _ADC_FULL_SCALE_MV = const(3100)  # 11 dB attenuation: 0..~3.1 V
@@ -100,7 +98,25 @@ def _allowed_pin(app, pin):
                           .format(pin, pin))
 
 
-def _tool(app, spec):
+def unattended_problem(app, name, tool, role, actor, when):
+    """Why the tool may not run for `role` with nobody there (a watcher reading its source, a rule's action), or
+    None: its tier above the role, or the owner's tool_policy: blocked, or confirm (nobody to press Approve).
+    actor: who acts ("this rule"); when: when it would run ("a rule runs")."""
+    from mimi.safety import policy, roles
+
+    tier = policy.tier_of(tool)
+    if not roles.allows(role, tier):
+        return "{} needs the {} role and {} acts as {}".format(name, tier, actor, role)
+    level = policy.level_of(app.config, name, tool)
+    if level == policy.CONFIRM:
+        return ("{} is set to confirm (tool_policy): nobody is there to press Approve when {}; choose another "
+                "tool or level".format(name, when))
+    if level == policy.BLOCKED:
+        return "{} is blocked on this device (tool_policy {} <level> unblocks it)".format(name, name)
+    return None
+
+
+def _tool(app, spec, role):
     from mimi.safety.breaker import is_acting
     from mimi.tools.registry import check_input
 
@@ -113,11 +129,15 @@ def _tool(app, spec):
     problem = check_input(tool.schema, spec["input"])
     if problem:
         raise SourceError("invalid input for {}: {}".format(name, problem))
+    problem = unattended_problem(app, name, tool, role, "this watcher", "a watcher reads it")
+    if problem:
+        raise SourceError("a watcher cannot read {}: {}".format(name, problem))
     return tool
 
 
-def check(app, text):
-    """The source text, checked now (pin allowed, tool known and only reading, URL well formed)."""
+def check(app, text, role):
+    """The source text, checked now for a watcher acting as `role` (pin allowed, tool known, only reading, and
+    allowed to this role with nobody there by the tool policy, URL well formed)."""
     spec = parse(text)
     kind = spec["kind"]
     if kind in ("gpio", "adc", "edge"):
@@ -125,7 +145,7 @@ def check(app, text):
             raise SourceError("adc: the pin must be GPIO1 to GPIO10 (ADC1; ADC2 stops while WiFi is on)")
         _allowed_pin(app, spec["pin"])
     elif kind == "tool":
-        _tool(app, spec)
+        _tool(app, spec, role)
     elif kind == "mqtt" and getattr(app, "mqtt", None) is None:
         raise SourceError("MQTT is not set up on this device (console: mqtt_set <host> [port])")
     return spec["text"]  # a command's word is checked by the rule engine (watch/rules.py): it knows its own
@@ -160,7 +180,7 @@ async def value(app, text, turn):
 
 async def _reading(app, text, turn):
     spec = parse(text)
-    check(app, text)  # the owner may have taken a pin back or removed a tool since
+    check(app, text, turn.role)  # the owner may have taken a pin back, removed or blocked a tool since
     kind = spec["kind"]
     if kind == "temperature":
         return {"chip_temperature_c": _temperature()}
@@ -201,18 +221,16 @@ def _adc(pin):
 
 
 async def _tool_result(app, spec, turn):
-    from mimi.tools.registry import ToolError, code_of, run
-
-    tool = _tool(app, spec)
+    """The tool's result, called through the registry with the watcher's turn as any call is: audited, under
+    the tool policy, the circuit breakers and the registry's timeout."""
+    name = spec["name"]
+    text, is_error = await app.registry.execute(name, spec["input"], turn)
+    if is_error:
+        raise SourceError(text if text.startswith(name) else "{}: {}".format(name, text))
     try:
-        result = run(code_of(tool), spec["input"], turn)
-        if hasattr(result, "send") or hasattr(result, "__await__"):
-            result = await asyncio.wait_for(result, TOOL_TIMEOUT_S)
-    except asyncio.TimeoutError:
-        raise SourceError("{} did not answer within {} s".format(spec["name"], TOOL_TIMEOUT_S))
-    except (ToolError, ValueError, OSError) as exc:
-        raise SourceError("{} failed: {}".format(spec["name"], exc))
-    return result
+        return jsontext.loads(text)
+    except ValueError:  # a result in words (or one the registry cut at its RESULT_MAX)
+        return text
 
 
 def field(data, path):

@@ -1,17 +1,21 @@
-# A watcher's local rule: checked when it is added (every error names its field), judged by the board itself.
-# Loaded only once a watcher has a rule (watch/rules.py, the engine, imports it); a board without rules
-# spends no heap on it.
+# A watcher's local rule, its schema: the fields, their checks (every error names its field), and how a rule
+# reads in one line. The one owner of what a rule may hold: README's table of fields is tested against FIELDS
+# (tests/unit/test_rules.py). Loaded only once a watcher has a rule (watch/rules.py, the engine, imports it);
+# a board without rules spends no heap on it.
 from mimi.platform import const
+from mimi.watch.sources import EVENTS
 from mimi.watch.store import WatchError
 
 CONDITIONS = ("above", "below", "equals", "changes", "contains")
-FIELDS = ("when", "rearm", "do", "otherwise", "cooldown_s")
+FIELDS = ("when", "rearm", "do", "otherwise", "cooldown_s", "debounce_ms")  # in README's order
 ACTIONS_MAX = const(4)  # actions in `do`, and again in `otherwise`
-TEXT_MAX = const(500)  # characters of a `say` text or an `ask` instruction
-CONTAINS_MAX = const(100)
-COOLDOWN_MAX_S = const(86400)
+_TEXT_MAX = const(500)  # characters of a `say` text or an `ask` instruction
+_CONTAINS_MAX = const(100)
+_COOLDOWN_MAX_S = const(86400)
+DEBOUNCE_MS = const(50)  # a pin edge closer than this to the last one taken is a switch bouncing
+_DEBOUNCE_MAX_MS = const(10000)
 RULE_MAX = const(1536)  # bytes of a rule as JSON: what a rule costs is bounded (16 rules: 24 KB on flash)
-_PLACES = ("{value}", "{name}", "{time}", "{source}", "{args}")
+PLACES = ("{value}", "{name}", "{time}", "{source}", "{args}")  # what a `say` text has filled in
 
 
 class RuleError(WatchError):
@@ -55,8 +59,8 @@ def _condition(where, condition, event):
         raise RuleError("{}.changes: write {{\"changes\": true}}".format(where))
     if kind == "changes" and event:
         raise RuleError("{}.changes: a pin edge or a command is a change each time; leave `when` out".format(where))
-    if kind == "contains" and (not isinstance(value, str) or not 0 < len(value) <= CONTAINS_MAX):
-        raise RuleError("{}.contains: needs a text of 1 to {} characters".format(where, CONTAINS_MAX))
+    if kind == "contains" and (not isinstance(value, str) or not 0 < len(value) <= _CONTAINS_MAX):
+        raise RuleError("{}.contains: needs a text of 1 to {} characters".format(where, _CONTAINS_MAX))
     if kind == "equals" and not (value is None or isinstance(value, (str, int, float, bool))):
         raise RuleError("{}.equals: needs a number, a text, true, false or null".format(where))
     return {kind: value}
@@ -105,20 +109,23 @@ def _actions(where, actions, tool_check):
         if kind is None or len(action) != 1:
             raise RuleError("{}: an action is {{\"tool\": ...}}, {{\"say\": ...}} or {{\"ask\": ...}}".format(at))
         text = action[kind]
-        if not isinstance(text, str) or not 0 < len(text.strip()) <= TEXT_MAX:
-            raise RuleError("{}.{}: needs a text of 1 to {} characters".format(at, kind, TEXT_MAX))
+        if not isinstance(text, str) or not 0 < len(text.strip()) <= _TEXT_MAX:
+            raise RuleError("{}.{}: needs a text of 1 to {} characters".format(at, kind, _TEXT_MAX))
         checked.append({kind: text.strip()})
     return checked
 
 
-def check(rule, event, tool_check):
-    """The rule, checked and normalised; RuleError naming the field otherwise. `event`: the source is a pin
-    edge or a command (each event is judged on its own: no `rearm`, `when` may be left out).
-    tool_check(name, input) says why a tool action cannot run in a rule, or None."""
+def check(rule, kind, tool_check):
+    """The rule, checked and normalised; RuleError naming the field otherwise. `kind`: its source's kind
+    (watch/sources.py parse); a pin edge or a command is an event, judged on its own (no `rearm`, `when` may be
+    left out), and only a pin edge is debounced. tool_check(name, input) says why a tool action cannot run in
+    a rule, or None."""
     import json
 
+    event = kind in EVENTS
     if not isinstance(rule, dict):
-        raise RuleError("rule: a JSON object with when, do and optionally rearm, otherwise, cooldown_s")
+        raise RuleError("rule: a JSON object with when, do and optionally rearm, otherwise, cooldown_s, "
+                        "debounce_ms")
     for key in rule:
         if key not in FIELDS:
             raise RuleError("rule: unknown field '{}' ({})".format(key, ", ".join(FIELDS)))
@@ -141,10 +148,18 @@ def check(rule, event, tool_check):
             raise RuleError("rule.otherwise: a change has no 'false again'; leave otherwise out")
         checked["otherwise"] = _actions("rule.otherwise", rule["otherwise"], tool_check)
     cooldown = rule.get("cooldown_s", 0)
-    if isinstance(cooldown, bool) or not isinstance(cooldown, int) or not 0 <= cooldown <= COOLDOWN_MAX_S:
-        raise RuleError("rule.cooldown_s: seconds from 0 to {}".format(COOLDOWN_MAX_S))
+    if isinstance(cooldown, bool) or not isinstance(cooldown, int) or not 0 <= cooldown <= _COOLDOWN_MAX_S:
+        raise RuleError("rule.cooldown_s: seconds from 0 to {}".format(_COOLDOWN_MAX_S))
     if cooldown:
         checked["cooldown_s"] = cooldown
+    if "debounce_ms" in rule:
+        debounce = rule["debounce_ms"]
+        if kind != "edge":
+            raise RuleError("rule.debounce_ms: only a pin edge (gpio:<pin>:rising, falling or change) is "
+                            "debounced; leave it out for this source")
+        if isinstance(debounce, bool) or not isinstance(debounce, int) or not 0 <= debounce <= _DEBOUNCE_MAX_MS:
+            raise RuleError("rule.debounce_ms: milliseconds from 0 to {}".format(_DEBOUNCE_MAX_MS))
+        checked["debounce_ms"] = debounce
     if len(json.dumps(checked)) > RULE_MAX:
         raise RuleError("rule: longer than {} bytes as JSON; make it shorter".format(RULE_MAX))
     return checked
@@ -152,7 +167,7 @@ def check(rule, event, tool_check):
 
 def fill(text, values):
     """A say text with {value}, {name}, {time}, {source} and {args} filled in (other braces left as typed)."""
-    for place in _PLACES:
+    for place in PLACES:
         if place in text:
             text = text.replace(place, values.get(place[1:-1], ""))
     return text
@@ -180,4 +195,6 @@ def describe(rule):
         line += " | otherwise: " + "; ".join(action_text(a) for a in rule["otherwise"])
     if "cooldown_s" in rule:
         line += " | at most every {} s".format(rule["cooldown_s"])
+    if "debounce_ms" in rule:
+        line += " | edges {} ms apart".format(rule["debounce_ms"])
     return line
