@@ -109,6 +109,7 @@ def run(cmd, cwd, env, guide, hang_up=()):
     with KeysOneByOne() as keys:
         if keys.active:
             env = dict(env, MIMI_CONSOLE_ECHO="1")
+            guide = "\r\x1b[K" + guide  # the firmware may have drawn its prompt already: the guide goes there
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, preexec_fn=_parent_death_signal())
         pump = threading.Thread(target=relay, args=(proc, sys.stdout.buffer, guide), daemon=True)
         pump.start()

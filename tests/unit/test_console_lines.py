@@ -76,3 +76,92 @@ def test_a_line_logged_while_a_web_view_takes_a_commands_output_stays_on_the_con
         platform.log("wifi: connected to Home, 192.168.1.20")
         assert taken == ["status: up 5 s\n"]
         assert screen.text() == "wifi: connected to Home, 192.168.1.20\n"
+
+
+class _Terminal:
+    """A terminal's rows as the console draws them (text, \\r, \\n, \\b, ESC [ n C/D, ESC [ K, ESC [ H, ESC [ 2 J)."""
+
+    def __init__(self):
+        self.rows, self.col = [[]], 0
+
+    def write(self, text):
+        i = 0
+        while i < len(text):
+            ch, row = text[i], self.rows[-1]
+            if ch == "\x1b":
+                j = i + 2
+                while not text[j].isalpha():
+                    j += 1
+                n, code = int(text[i + 2:j] or "1"), text[j]
+                if code == "D":
+                    self.col -= n
+                elif code == "C":
+                    self.col += n
+                elif code == "K":
+                    del row[self.col:]
+                elif code == "J":
+                    self.rows = [[]]
+                elif code == "H":
+                    self.col = 0
+                i = j + 1
+                continue
+            if ch == "\r":
+                self.col = 0
+            elif ch == "\n":
+                self.rows.append([])
+                self.col = 0
+            elif ch == "\b":
+                self.col -= 1
+            else:
+                row[self.col:self.col + 1] = [ch]
+                self.col += 1
+            i += 1
+
+    def shown(self):
+        return ["".join(row) for row in self.rows]
+
+
+def _at_the_prompt(echo=True):
+    """A console drawing on a _Terminal, its prompt shown; the terminal."""
+    terminal = _Terminal()
+    console = Console(_App())
+    console.editor.write, console.editor.echo = terminal.write, echo
+    console_module._show = terminal.write
+    console._prompt(console_module.PROMPT)
+    return console, terminal
+
+
+def _keys(console, data):
+    for code in data:
+        assert console.editor.feed(code) is None
+
+
+def test_a_line_at_the_prompt_goes_above_it_and_the_half_typed_line_is_drawn_again_below():
+    saved = console_module._show
+    try:
+        console, terminal = _at_the_prompt()
+        console.note("wifi: connected to Home, 192.168.1.20")
+        assert terminal.shown() == ["wifi: connected to Home, 192.168.1.20", "mimi> "]
+        assert terminal.col == len("mimi> ")
+        _keys(console, b"set_api_key sk-ant-12345\x1b[D\x1b[D")  # a secret, the cursor two to the left
+        console.note("mqtt: connected to broker.local:1883")
+        assert terminal.shown()[1:] == ["mqtt: connected to broker.local:1883", "mimi> set_api_key " + "*" * 12]
+        assert terminal.col == len("mimi> set_api_key ") + 10
+        _keys(console, b"\x0c")  # Ctrl-L: the screen cleared, the prompt and the line at its top
+        assert terminal.shown() == ["mimi> set_api_key " + "*" * 12] and terminal.col == len("mimi> set_api_key ") + 10
+        assert console.editor.feed(13) == "set_api_key sk-ant-12345"  # the line typed on is the line as it was
+        console.note("telegram: polling as @mimi_bot")  # a command runs: no prompt to draw again
+        assert terminal.shown()[-2:] == ["telegram: polling as @mimi_bot", ""]
+    finally:
+        console_module._show = saved
+
+
+def test_without_drawing_a_line_at_the_prompt_is_just_that_line():
+    # A terminal that echoes by itself (a pipe, a plain terminal) holds its own copy of the typed line.
+    saved = console_module._show
+    try:
+        console, terminal = _at_the_prompt(echo=False)
+        console.note("wifi: connected to Home, 192.168.1.20")
+        assert terminal.shown() == ["mimi> wifi: connected to Home, 192.168.1.20", ""]
+    finally:
+        console_module._show = saved

@@ -27,7 +27,7 @@ class Console:
         self._line_broken = False
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, self.commands.secret_from,
-                                 names=self.commands.names, prompt=PROMPT)  # Tab completes names
+                                 names=self.commands.names)  # Tab completes names
         self._lines = Queue(LINES_WAITING)
         self._questions = []  # open confirmation questions; the next line typed answers the oldest
 
@@ -52,8 +52,13 @@ class Console:
             self._line_broken = True
 
     def note(self, line):
-        """A line of its own, even while a reply is streaming (the reply goes on after it, on a "mimi:" line).
-        Straight to the console, also while a web view takes a command's output (gateway/views.py)."""
+        """A line of its own, even while a reply is streaming (the reply goes on after it, on a "mimi:" line); at
+        the prompt, above it (the prompt and any half-typed line are drawn again below). Straight to the console,
+        also while a web view takes a command's output (gateway/views.py)."""
+        editor = self.editor
+        if not self._streaming and editor.echo and (editor.prompt or editor.chars):
+            editor.above(line)
+            return
         _show("{}{}\n".format("\n" if self._streaming else "", line))
         if self._streaming:
             self._streaming = False
@@ -89,12 +94,14 @@ class Console:
         """Ask a yes/no question; the next line typed answers it (no answer in time: no)."""
         from mimi.safety import confirm  # the outcomes' wording, loaded with the first question
 
-        platform.console_write("\nconfirm: {} [y/n] ".format(question.text()))
+        platform.console_write("\n")
+        self._prompt("confirm: {} [y/n] ".format(question.text()))
         self._questions.append(question)
         try:
             outcome = await question.wait(seconds)
         finally:
             self._questions.remove(question)
+        self.editor.prompt = ""
         platform.console_write("confirm: {} {}\n".format(question.tool, confirm.OUTCOME_SHOWN[outcome]))
         return outcome
 
@@ -106,7 +113,7 @@ class Console:
 
         answer = confirm.parse_answer(text)
         if answer is None:
-            platform.console_write("please answer y or n: ")
+            self._prompt("please answer y or n: ")
             return True
         self._questions[0].settle(confirm.APPROVED if answer else confirm.DENIED)
         return True
@@ -115,6 +122,7 @@ class Console:
         # Commands run one at a time, apart from the line editor, so a running chat can still be asked a question.
         while True:
             text = await self._lines.get()
+            self.editor.prompt = ""  # a prompt shown as the line was waiting: the command's output follows it
             try:
                 await self.commands.execute(text)
             except Exception as exc:  # one broken command never takes the console down
@@ -123,9 +131,18 @@ class Console:
                 self._reset = exc
                 editor.cancel()
                 return
-            platform.console_write(PROMPT)
+            self._prompt(PROMPT)
 
     # -- the line editor --
+    def _prompt(self, text):
+        """Show `text` where the next line is typed, the line typed so far (while a command ran) after it."""
+        editor = self.editor
+        editor.prompt = text
+        if editor.echo and editor.chars:
+            editor.draw()
+        else:
+            _show(text)
+
     async def run(self):
         self._reset = None
         platform.log_to(self.note)  # the firmware's lines (platform.log) never land inside a streaming reply
@@ -140,7 +157,7 @@ class Console:
 
     async def _edit_lines(self):
         reader = await platform.console_reader()
-        platform.console_write(PROMPT)
+        self._prompt(PROMPT)
         while True:
             byte = await reader.read(1)
             if not byte:
@@ -151,11 +168,13 @@ class Console:
             except MemoryError as exc:  # the typed line is lost, the console lives (health/memory_errors.py)
                 memory_errors.short("console", exc)
                 self.editor.feed(CANCEL)  # as Ctrl-C: the editor starts a fresh line
-                platform.console_write("\n(out of memory: the line was dropped; type it again)\n" + PROMPT)
+                platform.console_write("\n(out of memory: the line was dropped; type it again)\n")
+                self._prompt(PROMPT)
                 continue
             if text is None:
                 continue
             if text == CANCEL:
-                platform.console_write("^C\n" + PROMPT)
+                platform.console_write("^C\n")
+                self._prompt(PROMPT)
             elif not self._answers(text):
                 await self._lines.put(text)

@@ -1,16 +1,19 @@
-# The console's line editor: typing, cursor keys, Home/End, history, secrets echoed as stars.
+# The console's line editor: typing, cursor keys, Home/End, history, secrets echoed as stars, the prompt and
+# the line drawn again below a line of the firmware's and after Ctrl-L.
 # Fed one byte at a time; draws with ANSI cursor moves only when the console does not echo itself.
 from mimi import utf8
 from mimi.platform import const
 
-LINE_MAX = const(1024)  # bytes in one line; keys past it are ignored
-HISTORY_MAX = const(12)  # lines kept for Up/Down (secret-setting lines never are)
+_LINE_MAX = const(1024)  # bytes in one line; keys past it are ignored
+_HISTORY_MAX = const(12)  # lines kept for Up/Down (secret-setting lines never are)
 CANCEL = 3  # feed() result for Ctrl-C: the line was thrown away
+_CLEAR_SCREEN = const(12)  # Ctrl-L
 _ESC = const(27)
 _BACKSPACES = (8, 127)
 _LEFT = "\x1b[D"
 _RIGHT = "\x1b[C"
 _CLEAR_RIGHT = "\x1b[K"
+_HOME_CLEAR = "\x1b[H\x1b[2J"  # the cursor to the top left, the screen cleared
 # Control keys: Ctrl-A home, Ctrl-B left, Ctrl-D delete, Ctrl-E end, Ctrl-F right, Ctrl-K cut to
 # the end, Ctrl-N down, Ctrl-P up, Ctrl-U cut the line, Ctrl-W cut a word.
 _CONTROLS = {1: "home", 2: "left", 4: "delete", 5: "end", 6: "right", 11: "cut_end", 14: "down",
@@ -30,14 +33,14 @@ def _utf8_length(lead):
 class LineEditor:
     """feed(byte) -> None (still typing), the finished line (str), or CANCEL."""
 
-    def __init__(self, write, echo, secret_words=(), history_max=HISTORY_MAX, line_max=LINE_MAX,
+    def __init__(self, write, echo, secret_words=(), history_max=_HISTORY_MAX, line_max=_LINE_MAX,
                  names=None, prompt=""):
         self.write = write  # text to the terminal; used only when echo is on
         self.echo = echo
         # commands whose arguments are shown as stars, or a function of the line: where its secret starts, or -1
         self.secret_words = secret_words
         self.names = names  # callable -> command names, for Tab (None: Tab is typed as it is)
-        self.prompt = prompt  # drawn again after Tab lists several names
+        self.prompt = prompt  # what the console shows before the line ("" while none): drawn again with it
         self.history = []
         self.history_max = history_max
         self.line_max = line_max
@@ -68,6 +71,9 @@ class LineEditor:
         elif code == CANCEL:
             self._reset()
             return CANCEL
+        elif code == _CLEAR_SCREEN:
+            self._out(_HOME_CLEAR)
+            self.draw()
         elif code in _CONTROLS:
             self.key(_CONTROLS[code])
         elif code == 9 and self.echo and self.names is not None:
@@ -134,6 +140,7 @@ class LineEditor:
 
     def _finish(self):
         line = "".join(self.chars)
+        self.prompt = ""  # the console shows the next one
         if self.echo:
             self.write("\r\n")
         if line.strip() and not self._is_secret():
@@ -216,6 +223,19 @@ class LineEditor:
         self._redraw(old)
 
     # -- drawing --
+    def above(self, line):
+        """`line` on a row of its own where the prompt is, the prompt and the line typed so far drawn again
+        below it (only when drawing: a terminal that echoes keeps its own copy of the line)."""
+        self.write("\r" + _CLEAR_RIGHT + line + "\n")
+        self.draw()
+
+    def draw(self):
+        """The prompt and the line typed so far (a secret as stars) on the cursor's row, the cursor in place."""
+        if not self.echo:
+            return
+        self.write("\r" + self.prompt + self._shown(0, len(self.chars)) + _CLEAR_RIGHT)
+        self._move(len(self.chars), self.cursor)
+
     def _out(self, text):
         if self.echo and text:
             self.write(text)
