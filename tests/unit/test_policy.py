@@ -94,6 +94,22 @@ def test_default_levels_read_alone_and_report_what_acts():
     assert policy.level_of(config, "feed_cat", UserTool(acting=True)) == policy.REPORT
 
 
+def test_a_refused_role_is_told_the_console_command_that_sets_its_channel_s_role():
+    app, tools = App(), _builtins()
+    gate = Policy(app)
+    asked = (("mcp", "claude", "mcp_role <role>"), ("mqtt", "kitchen", "mqtt_role <role>"),
+             ("websocket", "observer.web_1", "ws_role <role>"), ("telegram", "9", "tg_role <user_id> <role>"))
+    for channel, chat_id, command in asked:
+        t = _turn(app, channel, chat_id, {"role": "observer"})
+        refusal = run(gate.approve("gpio_write", {"pin": 4, "value": 1}, tools["gpio_write"], t))
+        assert refusal.endswith("(on its console: {}).".format(command)), refusal
+        assert channel == "telegram" or "tg_role" not in refusal
+    app.config.set("gw_config", "ws_token", "off")  # the token off: the role of clients without one
+    t = _turn(app, "websocket", "observer.web_1", {"role": "observer"})
+    assert "(on its console: ws_open_role <role>)." in run(gate.approve("gpio_write", {"pin": 4, "value": 1},
+                                                                         tools["gpio_write"], t))
+
+
 def test_levels_are_stored_only_when_they_differ_from_the_default():
     app, tools = App(), _builtins()
     policy.set_level(app.config, "gpio_write", "confirm", tools["gpio_write"])

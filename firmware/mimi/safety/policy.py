@@ -89,8 +89,8 @@ class Policy:
         refusal = None
         if not roles.allows(turn.role, tier):
             refusal = ("{} was not run: it needs the {} role and the user asking is {}. Only the device's "
-                       "owner can change roles (on its console: tg_role <user_id> <role>)."
-                       .format(name, tier, _article(turn.role)))
+                       "owner can change roles (on its console: {})."
+                       .format(name, tier, _article(turn.role), self._role_command(turn.channel)))
         else:
             level = level_of(self.app.config, name, tool)
             if level == BLOCKED:
@@ -104,6 +104,19 @@ class Policy:
         if refusal:
             self.refused += 1
         return refusal
+
+    def _role_command(self, channel):
+        """The console command that sets the role of the channel's users."""
+        if channel == "mcp":
+            return "mcp_role <role>"
+        if channel == "mqtt":
+            return "mqtt_role <role>"
+        if channel == "websocket":
+            from mimi.gateway import TOKEN_KEY, TOKEN_NS
+
+            token_off = self.app.config.get(TOKEN_NS, TOKEN_KEY) == "off"
+            return "ws_open_role <role>" if token_off else "ws_role <role>"
+        return "tg_role <user_id> <role>"
 
     async def _confirm(self, turn, name, data, tier):
         """Ask the chat the turn answers in: None when it approved the call, else why it was not run."""
