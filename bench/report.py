@@ -32,7 +32,7 @@ GOALS = {
 }
 RUNTIME_NAMES = {"mpy": "MicroPython .mpy", "py": "MicroPython .py", "romfs": "MicroPython ROMFS",
                  "cpython": "CPython"}
-HEAP_GOAL_KB = 256  # issue 12: the 10-turn chat on the ROMFS form, the images (and the rest of the laptop side) not counted
+HEAP_GOAL_KB = 256  # issue 12: the 10-turn chat on the ROMFS form, the images (and the laptop side) not counted
 IDLE_GOAL_KB = 160
 
 

@@ -47,7 +47,8 @@ def _venv_site_packages(root):
 
 
 def _parse(argv):
-    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None, "bot-token-env": None,
+    opts = {"flash": None, "anthropic-api": None, "telegram-api": None, "ws-port": None, "api-key-env": None,
+            "bot-token-env": None,
             "firmware": None, "setup-port": None}
     opts["health"] = None  #
     opts["flash-image"] = opts["flash-size"] = None

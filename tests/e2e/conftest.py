@@ -121,3 +121,12 @@ def web(web_server):
     web_server.reset()
     yield web_server
     web_server.reset()
+
+
+@pytest.fixture
+def gateway(boot):
+    """A booted firmware with its gateway listening and the API key set (tests/e2e/gateway_client.py)."""
+    from tests.e2e.gateway_client import Gateway, start
+
+    port = free_port()
+    return Gateway(start(boot, port), port)

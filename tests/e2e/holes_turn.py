@@ -66,8 +66,7 @@ def largest_hole():
     while low < high:
         mid = (low + high + 1) // 2
         try:
-            probe = bytearray(mid)
-            probe = None
+            bytearray(mid)  # made and dropped: garbage the next collection takes back
             low = mid
         except MemoryError:
             high = mid - 1

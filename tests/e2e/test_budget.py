@@ -6,8 +6,11 @@ import json
 from websockets.asyncio.client import connect
 
 from host_sim.fake_anthropic import text
-from tests.e2e.test_gateway import gateway, hello, say, until_reply  # noqa: F401  (gateway is a fixture)
-from tests.e2e.test_telegram import OWNER, bot  # noqa: F401  (bot is a fixture)
+from tests.e2e.gateway_client import hello, say, until_reply
+from tests.e2e import test_telegram
+from tests.e2e.test_telegram import OWNER
+
+bot = test_telegram.bot  # the Telegram tests' fixture: a bot with its owner
 
 
 def billed(input_tokens, output_tokens, cache_read=0, cache_write=0):

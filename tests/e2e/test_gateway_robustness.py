@@ -7,7 +7,7 @@ import time
 from websockets.asyncio.client import connect
 
 from host_sim.fake_anthropic import text
-from tests.e2e.test_gateway import frame, gateway, hello, say, session_lines, until_reply  # noqa: F401
+from tests.e2e.gateway_client import frame, hello, say, session_lines, until_reply
 
 REQUEST_TIMEOUT_S = 10  # firmware/mimi/gateway/web.py REQUEST_TIMEOUT_S
 HANG_UP_SLACK_S = 5  # the server's timer, its loop and this machine's load on top of the timeout

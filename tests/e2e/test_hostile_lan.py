@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from host_sim.fake_anthropic import text, tool_use
-from tests.e2e.test_gateway import frame, gateway, hello, say, until_reply  # noqa: F401, F811  (gateway: a fixture)
+from tests.e2e.gateway_client import frame, hello, say, until_reply
 
 FOREIGN = "rebind.attacker.example"
 WAIT_S = 10

@@ -15,7 +15,7 @@ from mcp_types import Implementation
 from websockets.asyncio.client import connect
 
 from host_sim.fake_anthropic import text
-from tests.e2e.test_gateway import gateway, hello, say, until_reply  # noqa: F401  (gateway: a fixture)
+from tests.e2e.gateway_client import hello, say, until_reply
 from tests.runtimes import RUNTIMES, romfs_runtime
 
 CLIENT = "e2e-client"  # the clientInfo name: shown in the console's lines, never the client's key

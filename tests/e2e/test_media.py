@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from host_sim.fake_anthropic import text
 from host_sim.telegram_files import jpeg_bytes, pdf_bytes
 from tests.e2e.conftest import OWNER_ID, TG_TOKEN
 

@@ -8,7 +8,7 @@ import urllib.request
 from websockets.asyncio.client import connect
 
 from host_sim.telegram_files import jpeg_bytes, pdf_bytes
-from tests.e2e.test_gateway import frame, gateway  # noqa: F401  (the fixture)
+from tests.e2e.gateway_client import frame
 
 KB = 1024
 

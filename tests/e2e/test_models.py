@@ -1,14 +1,16 @@
 # Any model: an openai profile (an OpenAI-compatible server) from the outside, under both runtimes and the ROMFS
 # form: a streamed chat, two tool calls in one reply, a confirmation, a photo, a length cut, a mid-stream error,
 # failover from claude to a LAN profile, a watcher judged by its own profile, usage split by profile, no key shown.
+import asyncio
 import base64
 import json
 import re
 
 import pytest
+from websockets.asyncio.client import connect
 
 from host_sim import fake_anthropic
-from host_sim.fake_openai import FakeOpenAI, cut, error, stream_error, text, tool_calls
+from host_sim.fake_openai import FakeOpenAI, stream_error, text, tool_calls
 from tests.e2e.conftest import API_KEY, free_port
 from tests.runtimes import RUNTIMES_WITH_ROMFS, RUNTIMES_WITH_ROMFS_TELEGRAM
 
@@ -122,15 +124,33 @@ def test_failover_from_claude_to_a_lan_profile_marks_the_reply_once(boot, fake, 
     assert "local (qwen2.5:7b); claude overloaded" in device.command("llm_list")
 
 
-def test_claude_unreachable_goes_to_the_lan_profile(boot, lan, flash):
-    device = boot(api="http://127.0.0.1:{}".format(free_port()))  # nothing listens there
+def test_with_the_internet_down_the_console_and_the_web_chat_answer_from_the_lan(boot, lan, flash):
+    from tests.e2e.gateway_client import Gateway, hello, listening, say, until_reply
+
+    port = free_port()
+    device = boot("--ws-port", str(port), api="http://127.0.0.1:{}".format(free_port()))  # nothing listens there
+    listening(device, port)
     _local(device, lan, chain="claude,local")
     device.command("set_api_key " + API_KEY)
-    lan.script(text("Still here, on the LAN."))
+    lan.script(text("Still here, on the LAN."), text("The web chat too."))
     out = device.command("chat are you there?", 60)
     assert "Still here, on the LAN." in out and "answered by local (claude unreachable)" in out
     lines = [json.loads(line) for line in (flash / "data" / "sessions" / "cli_console.jsonl").read_text().splitlines()]
     assert lines[-1]["content"] == "Still here, on the LAN."  # the note is shown, not kept
+    gateway = Gateway(device, port)
+
+    async def web():
+        async with connect(gateway.url()) as ws:
+            await hello(ws)
+            await ws.send(say("hello from the web"))
+            return await until_reply(ws)
+
+    try:
+        frames = asyncio.run(web())
+    except Exception as exc:
+        raise AssertionError(device.output[-2500:] + " ".join(device.cmd)) from exc
+    assert frames[-1]["type"] == "response", frames
+    assert frames[-1]["content"].startswith("The web chat too.") and "answered by local" in frames[-1]["content"]
 
 
 def test_a_confirmation_on_the_console_then_the_tool_result_goes_back(boot, lan):

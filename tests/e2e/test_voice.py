@@ -8,7 +8,6 @@ from host_sim.fake_anthropic import text
 from host_sim.fake_speech import FakeSpeech
 from host_sim.ogg_audio import ogg_opus
 from tests.e2e.conftest import OWNER_ID, TG_TOKEN
-from tests.e2e.test_gateway import gateway  # noqa: F401  (the fixture)
 from tests.runtimes import RUNTIMES_WITH_ROMFS_TELEGRAM
 
 OWNER = OWNER_ID

@@ -7,7 +7,7 @@ from websockets.asyncio.client import connect
 
 from host_sim.fake_anthropic import text
 from tests.e2e.conftest import free_port
-from tests.e2e.test_gateway import Gateway, frame, gateway, hello, say, start, until_reply  # noqa: F401 (fixture)
+from tests.e2e.gateway_client import Gateway, frame, hello, say, start, until_reply
 
 CHAT = "web_alice1"
 

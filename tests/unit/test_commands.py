@@ -2,6 +2,7 @@
 from stub_app import stub_app
 from support import NotImported, imported, raises, remove_tree, run
 
+from mimi.channels.cmdline import nearest, split_args as split
 from mimi.channels.commands import split_args
 
 
@@ -26,7 +27,6 @@ def test_unclosed_quote_is_an_error():
 
 
 # ---- prose taken verbatim after the fixed words (chat, memory_write, watch_add...) ----
-from mimi.channels.cmdline import nearest, split_args as split
 
 
 def test_prose_keeps_apostrophes_quotes_and_hashes():

@@ -2,7 +2,6 @@
 # it, the tool list written from DEFS, calls run as mcp_role, ask's turns and the resources (both runtimes).
 import asyncio
 import json
-import sys
 
 from microdot.microdot import NoCaseDict
 

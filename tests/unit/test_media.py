@@ -2,7 +2,7 @@
 import binascii
 import json
 
-from support import remove_tree, run, tempdir, write
+from support import remove_tree, tempdir, write
 
 from mimi.agent import attachments
 from mimi.agent.attachments import Refused

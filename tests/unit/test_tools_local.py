@@ -1,5 +1,4 @@
 # Local built-in tools: file sandbox, read/write/edit/list, memory, clock, system_info, GPIO.
-import json
 import os
 
 import esp32

@@ -94,7 +94,8 @@ class Agent:
 
     async def handle(self, message):
         if not self.network_up():
-            await self._reply(message, "No network: WiFi is not connected. Set it with: wifi_set <ssid> <password>", "error")
+            await self._reply(message, "No network: WiFi is not connected. Set it with: wifi_set <ssid> <password>",
+                              "error")
             return
         refusal = await self._admit(message)
         if refusal:

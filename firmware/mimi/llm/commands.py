@@ -46,7 +46,8 @@ async def add(app, name, wire, url, model, key=None):
         config.set(_NS, "model", model)
         if key:
             config.set(_NS, "api_key", key)
-        _say("profile claude saved: {} {} (set_llm_api, set_model{})".format(url, model, ", set_api_key" if key else ""))
+        _say("profile claude saved: {} {} (set_llm_api, set_model{})".format(
+            url, model, ", set_api_key" if key else ""))
         return
     slot = _slot_of(config, name)
     old = config.get(NS, "p{}".format(slot)).split() if slot else []

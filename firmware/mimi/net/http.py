@@ -74,7 +74,8 @@ class Response:
         if self._eof:
             return False
         try:
-            data = await _timed(self._reader.read(_READ_CHUNK), self._wait_s(self._timeout), "reading from " + self._host)
+            data = await _timed(self._reader.read(_READ_CHUNK), self._wait_s(self._timeout),
+                                "reading from " + self._host)
         except HTTPError:
             self._wait_s(0)  # the deadline cut the wait short: say so
             raise

@@ -31,7 +31,8 @@ class Updates:
         target = image.next_slot()
         self.out("ota: downloading {} into {} ({})".format(url, image.slot_name(target), image.describe()))
         size = await image.install(url, sha256, target, self.out)
-        self.out("ota: {} bytes written, SHA-256 verified; {} is the boot slot now".format(size, image.slot_name(target)))
+        self.out("ota: {} bytes written, SHA-256 verified; {} is the boot slot now".format(
+            size, image.slot_name(target)))
         return True
 
     async def ota_bundle(self, url, manifest_sha256=None):

@@ -13,7 +13,9 @@ def _wait_text(seconds):
     if seconds < _SHOWN_IN_S_BELOW:
         return "{} s".format(max(1, seconds))
     minutes = (seconds + _S_PER_MIN - 1) // _S_PER_MIN
-    return "{} min".format(minutes) if minutes < _SHOWN_IN_MIN_BELOW else "{} h {} min".format(minutes // 60, minutes % 60)
+    if minutes < _SHOWN_IN_MIN_BELOW:
+        return "{} min".format(minutes)
+    return "{} h {} min".format(minutes // 60, minutes % 60)
 
 
 def used_up(used, limit):

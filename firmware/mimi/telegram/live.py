@@ -146,7 +146,8 @@ class Live:
                 return True
             if command == "/new":
                 removed = self.app.sessions.clear("telegram_{}".format(chat_id))
-                await self._answer(chat_id, "Started a fresh conversation." if removed else "This conversation is already fresh.")
+                await self._answer(chat_id, "Started a fresh conversation." if removed
+                                   else "This conversation is already fresh.")
                 return True
         if not text.strip():
             await self._answer(chat_id, "Yes? Write your question after my name.")

@@ -19,7 +19,8 @@ def _escape(text):
 
 
 # Characters that count as blank: an entity holding only these is "empty" and refused by Telegram.
-_UNICODE_SPACES = "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_UNICODE_SPACES = ("\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029"
+                   "\u202f\u205f\u3000")
 
 
 def _is_space(ch):

@@ -42,7 +42,8 @@ def _document(document, limits):
     if mime in attachments.PHOTO_TYPES:  # a photo sent "as a file": read as a photo when it fits
         if isinstance(size, int) and size > limits[0]:
             raise Refused("{} is {}, over my limit of {} for images. Send it as a photo instead (Telegram then "
-                          "makes it smaller).".format(name, attachments.size_text(size), attachments.size_text(limits[0])))
+                          "makes it smaller).".format(name, attachments.size_text(size),
+                                                      attachments.size_text(limits[0])))
         return "image", mime, name, size
     kind = attachments.document_kind(name, mime, size, limits[2])
     return kind, "application/pdf" if kind == "pdf" else "text/plain", name, size

@@ -141,7 +141,8 @@ class Sender:
             return
         try:
             if self.drafts_ok and not str(chat_id).startswith("-"):  # drafts exist in private chats only
-                await self._with_fallback("sendMessageDraft", {"chat_id": _chat(chat_id), "draft_id": stream.draft_id}, text)
+                await self._with_fallback("sendMessageDraft", {"chat_id": _chat(chat_id), "draft_id": stream.draft_id},
+                                          text)
             elif stream.message_id is None:
                 sent = await self._with_fallback("sendMessage", {"chat_id": _chat(chat_id)}, text)
                 stream.message_id = sent.get("message_id") if isinstance(sent, dict) else None

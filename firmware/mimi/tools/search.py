@@ -1,5 +1,4 @@
 # web_search's code: Brave Search or Tavily, key set with set_search_key; answers as numbered result lines.
-from mimi import platform
 from mimi.platform import const
 from mimi.tools.html_text import strip_tags
 from mimi.tools.http_text import ServiceError, query, request_json

@@ -116,7 +116,8 @@ class GetWeather(_WebTool):
         "latitude": {"type": "number",
                      "description": "Decimal degrees, -90 to 90 (with longitude, instead of place)"},
         "longitude": {"type": "number", "description": "Decimal degrees, -180 to 180"},
-        "days": {"type": "integer", "description": "Days of forecast, 1-{} (default {})".format(DAYS_MAX, DAYS_DEFAULT)},
+        "days": {"type": "integer",
+                 "description": "Days of forecast, 1-{} (default {})".format(DAYS_MAX, DAYS_DEFAULT)},
     }, "required": []}
 
 
