@@ -2,6 +2,7 @@
 # a temperature with hysteresis, an owner's /command), no request to the model between the event and the act;
 # kept over a restart without firing twice; refused when they cannot work; paused when they loop.
 import json
+import re
 import time
 
 import pytest
@@ -115,6 +116,26 @@ def test_rules_that_cannot_work_are_refused_with_the_field_and_a_looping_rule_is
     assert "mimi: rule ping is paused; watch_resume ping starts it again" in out
     assert "[paused]" in dev.command("watch_list")
     assert len(fake.requests) == 0
+
+
+def test_debounce_ms_is_a_pin_edges_and_watch_check_says_when_a_rule_cools_down(boot, fake, tmp_path):
+    dev = _board(boot, _sensors(tmp_path, {"temperature": 30, "gpio": {"4": 0}}))
+    dev.command("watch_add door gpio:4:change 0 the door")
+    out = dev.command('watch_rule door {"debounce_ms": 200, "do": [{"say": "door {value}"}]}')
+    assert "rule set: door" in out and 'rule: at each event: say "door {value}" | edges 200 ms apart' in out
+    dev.command("watch_add heat temperature 1 the heat")
+    refused = dev.command('watch_rule heat {"when": {"above": 28}, "do": [{"say": "hot"}], "debounce_ms": 200}')
+    assert "error: rule.debounce_ms: only a pin edge (gpio:<pin>:rising, falling or change) is debounced" in refused
+    assert "rule set: heat" in dev.command('watch_rule heat {"when": {"changes": true}, "do": [{"say": "now {value}"}], '
+                                           '"cooldown_s": 600}')
+    sensors = tmp_path / "sensors.json"
+    time.sleep(4.5)  # its first reading (30) comes a few seconds after the rule was set
+    sensors.write_text(json.dumps({"temperature": 32, "gpio": {"4": 0}}))  # a change: it fires, then cools down
+    dev.expect(r"notice: now 32", timeout=10)
+    sensors.write_text(json.dumps({"temperature": 35, "gpio": {"4": 0}}))
+    assert re.search(r"watch heat: reading 35: would run say \"now \{value\}\", but not now: cooling down for "
+                     r"\d+ s more \(cooldown_s 600\)", dev.command("watch_check heat"))
+    assert dev.output.count("notice: now") == 1 and len(fake.requests) == 0
 
 
 @pytest.mark.parametrize("runtime", [RUNTIMES_WITH_ROMFS_TELEGRAM[name] for name in

@@ -1,6 +1,8 @@
 # Watchers from the outside: a scripted reading is judged, the notice reaches the chat, an action is pushed
-# and capped, WATCH_OK stays silent, the watch model is used, and the watcher survives a restart.
+# and capped, WATCH_OK stays silent, the watch model is used, and the watcher survives a restart; a tool source
+# is a tool call like any other (audited, refused once the owner blocks the tool).
 import json
+import re
 import time
 
 from host_sim.fake_anthropic import text, tool_use
@@ -127,3 +129,22 @@ def test_a_watcher_added_on_telegram_ticks_on_its_own_over_a_json_field(boot, fa
     assert len(_chat(tg, OWNER)) == 3
     assert len(web.requests_to("/greenhouse.json")) == 2
     assert TOKEN not in dev.output
+
+
+def test_a_tool_source_is_read_through_the_registry_audited_and_refused_once_the_owner_blocks_it(boot, fake):
+    dev = boot()
+    dev.command("set_api_key " + API_KEY)
+    fake.script(text("WATCH_OK"))
+    assert "watching: board  every 3600 s  tool:system_info" in dev.command(
+        "watch_add board tool:system_info 3600 tell me if the free heap falls under 100000 bytes")
+    assert '"firmware": "MimiClaw-Py' in _user_text(fake.wait_requests(1)[0])
+    assert re.search(r"cli:console system_info ok \d+ ms \{\} -> \{", dev.command("audit_tail 1"))
+    dev.command("tool_policy system_info blocked")
+    blocked = ("a watcher cannot read system_info: system_info is blocked on this device (tool_policy system_info "
+               "<level> unblocks it)")
+    out = dev.command("watch_check board")
+    assert "watch: board could not read tool:system_info: " + blocked in out
+    assert "watch board: the source could not be read" in out
+    assert "error: " + blocked in dev.command("watch_add board2 tool:system_info 60 x")
+    assert "board2" not in dev.command("watch_list") and len(fake.requests) == 1
+    assert len(re.findall("system_info", dev.command("audit_tail 5"))) == 1  # the refused reading never ran

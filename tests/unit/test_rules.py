@@ -5,6 +5,7 @@ import json
 
 import machine
 from support import NotImported, imported, raises, remove_tree, run, tempdir, write
+from test_structure import _firmware_root
 from test_watch import OWNER_CHAT, _app, _sensors
 from test_watch import _done as _watch_done
 
@@ -32,6 +33,20 @@ def _out(app):
     while not app.bus.outbound.empty():
         found.append(app.bus.outbound.get_nowait())
     return found
+
+
+def _typed(app, *lines):
+    """What console commands print."""
+    import mimi.platform as platform
+
+    out = []
+    saved, platform.console_write = platform.console_write, out.append
+    try:
+        for line in lines:
+            run(app.console.commands.execute(line))
+    finally:
+        platform.console_write = saved
+    return "".join(out)
 
 
 def _temperature(path, degrees):
@@ -281,6 +296,107 @@ def test_a_rule_is_set_replaced_and_taken_away_on_the_console():
     finally:
         _done(app)
         remove_tree(top)
+
+
+def test_debounce_ms_is_taken_for_a_pin_edge_and_refused_elsewhere_naming_the_field():
+    top = tempdir("rbounce")
+    app = _rules_app(top)
+    try:
+        typed = _typed(app, "watch_add door gpio:4:change 0 the door",
+                       'watch_rule door {"debounce_ms": 200, "do": [{"say": "door {value}"}]}',
+                       'watch_rule door {"debounce_ms": 20000, "do": [{"say": "door"}]}',
+                       "watch_add heat temperature 5 the heat",
+                       'watch_rule heat {"when": {"above": 28}, "do": [{"say": "hot"}], "debounce_ms": 200}')
+        assert "rule set: door" in typed and 'rule: at each event: say "door {value}" | edges 200 ms apart' in typed
+        assert "error: rule.debounce_ms: milliseconds from 0 to 10000" in typed
+        assert "error: rule.debounce_ms: only a pin edge (gpio:<pin>:rising, falling or change) is debounced; " \
+               "leave it out for this source" in typed
+        assert "rule" not in app.watchers.store.get("heat")
+        assert app.watchers.store.get("door")["rule"]["debounce_ms"] == 200  # the refused change kept nothing
+
+        async def bounce():  # a switch bouncing: edges 20 ms apart are one, one 300 ms later is another
+            app.watchers.rules.start(app.watchers.store.get("door"))
+            for level, pause in ((1, 0.02), (0, 0.02), (1, 0.3), (0, 0.05)):
+                machine.edge(4, level)
+                await asyncio.sleep(pause)
+            app.watchers.rules.stop("door")
+
+        run(bounce())
+        assert [m.content for m in _out(app)] == ["door 1", "door 0"]
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def test_watch_check_asks_the_engines_own_decision_cooldown_and_pause_included():
+    top = tempdir("rcool")
+    app = _rules_app(top, degrees=29)
+    sensors = top + "/sensors.json"
+    try:
+        rule = {"when": {"above": 28}, "do": [{"say": "hot: {value} C"}], "cooldown_s": 600}
+        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        assert run(app.watchers.dry_run(watcher)) == 'reading 29: would run say "hot: {value} C"'
+        assert run(app.watchers.tick(watcher)) == "fired"
+        assert run(app.watchers.dry_run(watcher)) == "reading 29: nothing to do (already fired)"
+        _temperature(sensors, 25)
+        assert run(app.watchers.dry_run(watcher)) == "reading 25: would run nothing, and re-arm"
+        assert run(app.watchers.tick(watcher)) == "rearmed"
+        _temperature(sensors, 30)  # over again within the cooldown: the engine holds it, and watch_check says so
+        said = run(app.watchers.dry_run(watcher))
+        assert said.startswith('reading 30: would run say "hot: {value} C", but not now: cooling down for ')
+        assert said.endswith(" s more (cooldown_s 600)") and 590 < int(said.split("for ")[1].split(" ")[0]) <= 600
+        assert run(app.watchers.tick(watcher)) == "cooling down"
+        watcher["state"]["at"] -= 600  # ten minutes later
+        assert run(app.watchers.dry_run(watcher)) == 'reading 30: would run say "hot: {value} C"'
+        app.watchers.pause("heat")
+        assert run(app.watchers.dry_run(watcher)) == ('reading 30: would run say "hot: {value} C", but not now: '
+                                                      "the rule is paused (watch_resume heat)")
+        assert [m.content for m in _out(app)] == ["hot: 29 C"]
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
+def _marked(marker):
+    """The lines after `<!-- <marker>` up to the next section (## ...), from README.md or the page of docs/
+    that holds it (read a line at a time: the README is bigger than the unit tests' heap spares)."""
+    import os
+
+    root = _firmware_root() + "/.."
+    pages = ["README.md"] + ["docs/" + n for n in sorted(os.listdir(root + "/docs")) if n.endswith(".md")]
+    for page in pages:
+        found = None
+        with open(root + "/" + page) as f:
+            for line in f:
+                if found is None and line.startswith("<!-- " + marker):
+                    found = []
+                elif found is not None and line.startswith("## "):
+                    break
+                elif found is not None:
+                    found.append(line.rstrip("\n"))
+        if found is not None:
+            return found
+    raise AssertionError("no page marks " + marker)
+
+
+def test_the_documented_rule_fields_are_the_schemas():
+    from mimi.watch.rule_schema import ACTIONS_MAX, CONDITIONS, DEBOUNCE_MS, FIELDS, PLACES, RULE_MAX
+
+    lines = _marked("rule fields")
+    page = "\n".join(lines)
+    names, rows = [], {}
+    for line in lines[2:]:  # under the head and its |---| line
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        names.append(cells[0].strip("`"))
+        rows[names[-1]] = cells[1]
+    assert names == list(FIELDS)  # every field, in the schema's order, and no other
+    assert [part.split('"')[0] for part in rows["when"].split('{"')[1:]] == list(CONDITIONS)
+    assert "(at most {})".format(ACTIONS_MAX) in rows["do"]
+    assert "pin edges only" in rows["debounce_ms"] and "(default {})".format(DEBOUNCE_MS) in rows["debounce_ms"]
+    assert "with {} and `{}` filled".format(", ".join("`{}`".format(p) for p in PLACES[:-1]), PLACES[-1]) in page
+    assert "a rule is at most {},{:03d} bytes".format(RULE_MAX // 1000, RULE_MAX % 1000) in page
 
 
 def test_checks_reject_what_no_rule_can_be():

@@ -160,6 +160,85 @@ def test_readings_come_from_pins_temperature_tools_and_json_fields():
         remove_tree(top)
 
 
+def _guarded_app(sensors=None):
+    """The app with the safety layer every tool call goes through on the board: roles and levels, the circuit
+    breaker and the audit log."""
+    from mimi.safety import audit, breaker, policy
+
+    app = _app(sensors)
+    policy.setup(app)
+    breaker.setup(app)
+    app.audit = audit.setup(app)
+    return app
+
+
+def _audited(app):
+    from mimi.safety.audit_read import tail
+
+    return [(e["channel"], e["chat"], e["tool"], e["ok"]) for e in tail(app.audit, 20)]
+
+
+class _Slow:
+    """An owner's read-only tool that answers after a while; the registry gives it timeout_s."""
+
+    name, description, timeout_s = "slow_sensor", "a sensor that answers slowly", 0.2
+    schema = {"type": "object", "properties": {}}
+
+    async def run(self, data):
+        await asyncio.sleep(2)
+        return {"value": 1}
+
+
+def test_a_tool_source_is_a_registry_call_of_the_watchers_turn_audited_and_timed_out():
+    app = _guarded_app()
+    try:
+        watcher = app.watchers.add("board", "tool:system_info", 60, "tell me if the heap runs low", OWNER_CHAT,
+                                   "owner")
+        assert run(app.watchers.tick(watcher)) == "queued"
+        assert '"firmware": "MimiClaw-Py' in _turn(app).content
+        assert _audited(app) == [("telegram", "42", "system_info", True)]  # in the watcher's chat, like a chat's
+        app.registry.add(_Slow(), "test")
+        slow = app.watchers.add("slow", "tool:slow_sensor", 60, "x", OWNER_CHAT, "owner")
+        assert run(app.watchers.tick(slow)) == "unreadable"  # the registry's timeout, the tool's own 0.2 s
+        assert slow["history"][-1]["reading"] == "unreadable: slow_sensor timed out after 0.2 s"
+        assert _audited(app)[-1] == ("telegram", "42", "slow_sensor", False) and app.bus.inbound.empty()
+    finally:
+        _done(app)
+
+
+def test_a_tool_the_policy_blocks_is_refused_as_a_source_when_added_and_when_read():
+    from mimi.safety import policy
+
+    app = _guarded_app()
+    lines = []
+    try:
+        tools = app.registry.tools
+        policy.set_level(app.config, "system_info", "blocked", tools["system_info"])
+        blocked = ("a watcher cannot read system_info: system_info is blocked on this device (tool_policy "
+                   "system_info <level> unblocks it)")
+        assert str(raises(SourceError, app.watchers.add, "board", "tool:system_info", 60, "x", OWNER_CHAT,
+                          "owner")) == blocked
+        policy.set_level(app.config, "system_info", "confirm", tools["system_info"])
+        assert "system_info is set to confirm (tool_policy): nobody is there to press Approve when a watcher " \
+               "reads it" in str(raises(SourceError, app.watchers.add, "board", "tool:system_info", 60, "x",
+                                        OWNER_CHAT, "owner"))
+        assert str(raises(SourceError, app.watchers.add, "pin", 'tool:gpio_read{"pin": 4}', 60, "x", OWNER_CHAT,
+                          "observer")) == ("a watcher cannot read gpio_read: gpio_read needs the operator role and "
+                                           "this watcher acts as observer")
+        assert app.watchers.watchers() == []  # nothing refused was kept
+        policy.set_level(app.config, "system_info", "autonomous", tools["system_info"])
+        watcher = app.watchers.add("board", "tool:system_info", 60, "x", OWNER_CHAT, "owner")
+        policy.set_level(app.config, "system_info", "blocked", tools["system_info"])  # blocked later: not read
+        platform.log_to(lines.append)
+        assert run(app.watchers.tick(watcher)) == "unreadable"
+        assert lines == ["watch: board could not read tool:system_info: " + blocked]
+        assert watcher["history"][-1]["reading"] == "unreadable: " + blocked
+        assert _audited(app) == [] and app.bus.inbound.empty()  # never run, never judged
+    finally:
+        platform.log_to(print)
+        _done(app)
+
+
 # --- the service -------------------------------------------------------------------------------
 
 
@@ -307,6 +386,44 @@ def test_watch_tools_report_to_the_asking_chat_and_a_watcher_cannot_add_watchers
         assert nested == ("a watcher cannot start other watchers", True)
         assert run(app.registry.execute("watch_remove", {"name": "g"}, owner)) == ("removed watcher g", False)
         assert run(app.registry.execute("watch_list", {}, owner)) == ("no watchers", False)
+    finally:
+        _done(app)
+
+
+def _typed(app, line):
+    """What a console command prints."""
+    lines = []
+    saved, platform.console_write = platform.console_write, lines.append
+    try:
+        run(app.console.commands.execute(line))
+    finally:
+        platform.console_write = saved
+    return "".join(lines)
+
+
+def test_watch_list_says_who_judges_each_watcher_its_rule_or_the_model_asked_first():
+    app = _app()
+    try:
+        app.watchers.add("soil", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "owner")
+        app.watchers.add("heat", "temperature", 1, "hot", OWNER_CHAT, "owner", {"when": {"above": 28},
+                                                                                 "do": [{"say": "hot"}]})
+        listed = _typed(app, "watch_list").split("\n")
+        assert listed[:4] == ["  soil  every 60 s  adc:4  -> telegram:42  tell me above 2 V",
+                              "      judged by claude (claude-sonnet-4-5): the chain's first",
+                              "  heat  every 1 s  temperature  -> telegram:42  hot",
+                              '      judged by its rule: when above 28: say "hot"  [never fired]']
+        assert listed[4:] == [""]  # nothing after: no line about the model under a rule
+        assert _typed(app, "set_watch_model claude-haiku-small") == (
+            "watch model claude-haiku-small; the model's watchers are judged by claude (claude-haiku-small, "
+            "set_watch_model): the chain's first\n")
+        app.config.set("llm_profiles", "p1", "local openai http://192.168.1.20:11434/v1 qwen2.5:7b")
+        app.config.set("llm_config", "chain", "local,claude")
+        assert "      judged by local (qwen2.5:7b): the chain's first\n" in _typed(app, "watch_list")
+        app.config.set("llm_config", "chain", "claude,local")
+        app.config.set("llm_config", "for_watcher", "local")
+        assert "      judged by local (qwen2.5:7b): llm_for watcher\n" in _typed(app, "watch_list")
+        assert _typed(app, "set_watch_model").startswith("watch model unset; the model's watchers are judged by "
+                                                         "local (qwen2.5:7b): llm_for watcher")
     finally:
         _done(app)
 
