@@ -7,9 +7,9 @@ from mimi.safety import NS
 
 _MINUTE_MS = const(60000)
 _HOUR_MS = const(3600000)
-CALLS_KEPT_MAX = const(8)  # acting calls of one watcher turn remembered for its report
-INPUT_SHOWN_MAX = const(120)  # characters of a tool input quoted in a report
-RESULT_SHOWN_MAX = const(160)
+_CALLS_KEPT_MAX = const(8)  # acting calls of one watcher turn remembered for its report
+_INPUT_SHOWN_MAX = const(120)  # characters of a tool input quoted in a report
+_RESULT_SHOWN_MAX = const(160)
 
 
 class Window:
@@ -104,9 +104,9 @@ class Limits:
         if watcher is None or not is_acting(self.app.registry.tools.get(name)):
             return
         kept = self.calls.setdefault(watcher, [])
-        if len(kept) < CALLS_KEPT_MAX:
-            shown_input = _cut(json.dumps(data), INPUT_SHOWN_MAX)
-            kept.append((name, shown_input, _cut(str(text), RESULT_SHOWN_MAX), not is_error))
+        if len(kept) < _CALLS_KEPT_MAX:
+            shown_input = _cut(json.dumps(data), _INPUT_SHOWN_MAX)
+            kept.append((name, shown_input, _cut(str(text), _RESULT_SHOWN_MAX), not is_error))
 
     def take_calls(self, watcher):
         """The acting calls the watcher's turn made, forgotten here."""

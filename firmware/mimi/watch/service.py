@@ -11,11 +11,11 @@ from mimi.watch.limits import Limits, report
 from mimi.watch.store import Store, WatchError, cut, is_local, waits_for_rule
 
 WATCH_OK = "WATCH_OK"
-CHECK_MAX_S = const(30)  # longest sleep between two looks at the watcher list
-SETTLE_S = const(3)  # a new watcher, or one never evaluated, has its first tick this soon
-IN_FLIGHT_MAX_S = const(600)  # an unanswered turn stops blocking its watcher's next tick after this
+_CHECK_MAX_S = const(30)  # longest sleep between two looks at the watcher list
+_SETTLE_S = const(3)  # a new watcher, or one never evaluated, has its first tick this soon
+_IN_FLIGHT_MAX_S = const(600)  # an unanswered turn stops blocking its watcher's next tick after this
 FAILS_BEFORE_NOTICE = const(3)  # unreadable ticks in a row before the chat hears about it
-SAVE_PERIOD_S = const(600)  # quiet verdicts reach the flash at most this often (flash wear)
+_SAVE_PERIOD_S = const(600)  # quiet verdicts reach the flash at most this often (flash wear)
 _OK_TRIM = " \t\r\n.!`*_\"'"
 
 PROMPT = (
@@ -106,7 +106,7 @@ class Watchers:
     def _started(self, watcher):
         if self.rules is not None and self.running:  # else run() starts it with the others
             self.rules.start(watcher)
-        self._due[watcher["name"]] = platform.ticks_add(platform.ticks_ms(), SETTLE_S * 1000)
+        self._due[watcher["name"]] = platform.ticks_add(platform.ticks_ms(), _SETTLE_S * 1000)
         self._wake.set()
 
     def remove(self, name):
@@ -140,7 +140,7 @@ class Watchers:
             await self._nap()
             online = self.app.wifi.is_up()  # the model needs the network; a local rule does not
             if self.rules is not None and self.rules.dirty:
-                self._save_now(False)  # rules' counts, at most every SAVE_PERIOD_S
+                self._save_now(False)  # rules' counts, at most every _SAVE_PERIOD_S
             for watcher in self.due():
                 if not online and "rule" not in watcher:
                     continue
@@ -153,10 +153,10 @@ class Watchers:
                     platform.print_exception(exc)
 
     def _first_due(self, watcher, now_ms):
-        delay = SETTLE_S
+        delay = _SETTLE_S
         if watcher["history"]:  # after a reboot, keep the rhythm of the last evaluation
             since = platform.unix_time() - watcher["history"][-1]["t"]
-            delay = min(max(watcher["interval"] - since, SETTLE_S), watcher["interval"])
+            delay = min(max(watcher["interval"] - since, _SETTLE_S), watcher["interval"])
         return platform.ticks_add(now_ms, delay * 1000)
 
     def due(self):
@@ -175,7 +175,7 @@ class Watchers:
         return found
 
     async def _nap(self):
-        now, wait_ms = platform.ticks_ms(), CHECK_MAX_S * 1000
+        now, wait_ms = platform.ticks_ms(), _CHECK_MAX_S * 1000
         for watcher in self.store.watchers:
             due = self._due.get(watcher["name"])
             if not watcher.get("paused"):
@@ -190,7 +190,7 @@ class Watchers:
         started = self._in_flight.get(name)
         if started is None:
             return False
-        if platform.ticks_diff(platform.ticks_ms(), started) > IN_FLIGHT_MAX_S * 1000:
+        if platform.ticks_diff(platform.ticks_ms(), started) > _IN_FLIGHT_MAX_S * 1000:
             del self._in_flight[name]
             return False
         return True
@@ -296,9 +296,9 @@ class Watchers:
         self._save_now(important)
 
     def _save_now(self, important):
-        """watchers.json written now when it matters, else at most every SAVE_PERIOD_S (flash wear)."""
+        """watchers.json written now when it matters, else at most every _SAVE_PERIOD_S (flash wear)."""
         now_ms = platform.ticks_ms()
-        if important or platform.ticks_diff(now_ms, self._saved_ms) >= SAVE_PERIOD_S * 1000:
+        if important or platform.ticks_diff(now_ms, self._saved_ms) >= _SAVE_PERIOD_S * 1000:
             try:
                 self.store.save()
                 self._saved_ms = now_ms

@@ -7,9 +7,9 @@ import machine
 from mimi.platform import const
 from mimi import jsontext
 
-READING_MAX = const(300)  # characters of one reading handed to the model
-HTTP_MAX = const(16384)  # bytes of a JSON answer read for an http source
-PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
+_READING_MAX = const(300)  # characters of one reading handed to the model
+_HTTP_MAX = const(16384)  # bytes of a JSON answer read for an http source
+_PATH_DEPTH_MAX = const(8)  # parts of a JSON field path: a.b.0.c
 ADC_PINS = tuple(range(1, 11))  # ADC1 of the ESP32-S3; ADC2 (GPIO11-20) cannot be read while WiFi is on
 _ADC_FULL_SCALE_MV = const(3100)  # 11 dB attenuation: 0..~3.1 V
 HELP = ("a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), "
@@ -17,7 +17,7 @@ HELP = ("a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<n
         "gpio:<pin>:rising|falling|change (the pin's edges) or command:/<word> (an owner's command)")
 EDGES = ("rising", "falling", "change")
 EVENTS = ("edge", "command")  # sources that are events, not readings: only a local rule takes them
-WORD_MAX = const(24)
+_WORD_MAX = const(24)
 # The reading a rule compares, when a source reads more than one value: its field
 _RULE_FIELD = {"temperature": "chip_temperature_c", "gpio": "value", "edge": "value", "adc": "millivolts",
                "mqtt": "value"}
@@ -43,8 +43,8 @@ def parse(text):
         except ValueError as exc:
             raise SourceError(str(exc))
         parts = [p for p in path.split(".") if p] if path else []
-        if len(parts) > PATH_DEPTH_MAX:
-            raise SourceError("a JSON field path has at most {} parts".format(PATH_DEPTH_MAX))
+        if len(parts) > _PATH_DEPTH_MAX:
+            raise SourceError("a JSON field path has at most {} parts".format(_PATH_DEPTH_MAX))
         return {"kind": "http", "url": url, "path": parts, "text": text}
     kind, sep, rest = text.partition(":")
     if sep and kind == "gpio" and rest.partition(":")[2]:
@@ -54,11 +54,11 @@ def parse(text):
         return {"kind": "edge", "pin": int(pin), "edge": edge, "text": text}
     if sep and kind == "command":
         word = rest[1:] if rest.startswith("/") else rest
-        ok = 0 < len(word) <= WORD_MAX
+        ok = 0 < len(word) <= _WORD_MAX
         for ch in word:
             ok = ok and ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "_")
         if not ok:
-            raise SourceError("a command is command:/<word>, the word 1 to {} of a-z, 0-9 and _".format(WORD_MAX))
+            raise SourceError("a command is command:/<word>, the word 1 to {} of a-z, 0-9 and _".format(_WORD_MAX))
         return {"kind": "command", "word": word, "text": "command:/" + word}
     if sep and kind in ("gpio", "adc"):
         if not rest.isdigit():
@@ -152,9 +152,9 @@ def check(app, text, role):
 
 
 def shown(value):
-    """A reading as text for the model, cut to READING_MAX."""
+    """A reading as text for the model, cut to _READING_MAX."""
     text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= READING_MAX else text[:READING_MAX] + "\u2026"
+    return text if len(text) <= _READING_MAX else text[:_READING_MAX] + "\u2026"
 
 
 def turn_of(watcher):
@@ -249,11 +249,11 @@ async def _http_field(spec):
     from mimi.tools.http_text import ServiceError, request_json
 
     try:
-        status, data, head = await request_json("GET", spec["url"], limit=HTTP_MAX)
+        status, data, head = await request_json("GET", spec["url"], limit=_HTTP_MAX)
     except ServiceError as exc:
         raise SourceError("could not read {}: {}".format(spec["url"], exc))
     if status != 200:
         raise SourceError("{} answered HTTP {}".format(spec["url"], status))
     if data is None:
-        raise SourceError("{} did not answer with JSON (or it is over {} bytes)".format(spec["url"], HTTP_MAX))
+        raise SourceError("{} did not answer with JSON (or it is over {} bytes)".format(spec["url"], _HTTP_MAX))
     return field(data, spec["path"])

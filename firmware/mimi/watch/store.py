@@ -9,16 +9,16 @@ from mimi.watch import FILE_NAME  # the one name of the file; watch.setup looks 
 BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
 WATCHERS_MAX = const(8)  # judged by the model
 RULES_MAX = const(16)  # with a local rule, besides those
-NAME_MAX = const(24)
-INSTRUCTION_MAX = const(500)  # characters of a watcher's instruction
-SOURCE_MAX = const(300)
+_NAME_MAX = const(24)
+_INSTRUCTION_MAX = const(500)  # characters of a watcher's instruction
+_SOURCE_MAX = const(300)
 INTERVAL_MIN_S = const(10)  # each tick may cost an LLM call
 RULE_INTERVAL_MIN_S = const(1)  # a local rule's reading costs nothing but the reading
 INTERVAL_MAX_S = const(86400)
 HISTORY_MAX = const(6)  # readings and verdicts remembered per watcher
-READING_MAX = const(200)  # characters of a reading kept in the history (and shown to the model)
-VERDICT_MAX = const(160)
-FILE_MAX = const(32 * 1024)  # a bigger watchers.json is not ours: refuse to parse it
+_READING_MAX = const(200)  # characters of a reading kept in the history (and shown to the model)
+_VERDICT_MAX = const(160)
+_FILE_MAX = const(32 * 1024)  # a bigger watchers.json is not ours: refuse to parse it
 _FIELDS = ("name", "source", "interval", "instruction", "channel", "chat_id", "role")
 
 
@@ -34,11 +34,11 @@ def cut(text, limit):
 def check_name(name):
     """The name if it is 1-24 letters, digits, _ or -; else WatchError."""
     name = str(name).strip()
-    ok = 0 < len(name) <= NAME_MAX
+    ok = 0 < len(name) <= _NAME_MAX
     for ch in name:
         ok = ok and ord(ch) < 128 and (ch.isalpha() or ch.isdigit() or ch in "_-")
     if not ok:
-        raise WatchError("a watcher name is 1 to {} letters, digits, _ or -".format(NAME_MAX))
+        raise WatchError("a watcher name is 1 to {} letters, digits, _ or -".format(_NAME_MAX))
     return name
 
 
@@ -85,7 +85,7 @@ class Store:
         """Read watchers.json; a missing file is no watchers, a broken one is reported and kept aside."""
         self.watchers = []
         try:
-            data = files.read_json(self.path, FILE_MAX)
+            data = files.read_json(self.path, _FILE_MAX)
             if data is None:
                 return
             found = data.get("watchers")
@@ -145,10 +145,10 @@ class Store:
         instruction = (instruction or "").strip()
         if not instruction:
             raise WatchError("the watcher needs an instruction: what to tell or do, and when")
-        if len(instruction) > INSTRUCTION_MAX:
-            raise WatchError("the instruction is longer than {} characters".format(INSTRUCTION_MAX))
-        if len(source) > SOURCE_MAX:
-            raise WatchError("the source is longer than {} characters".format(SOURCE_MAX))
+        if len(instruction) > _INSTRUCTION_MAX:
+            raise WatchError("the instruction is longer than {} characters".format(_INSTRUCTION_MAX))
+        if len(source) > _SOURCE_MAX:
+            raise WatchError("the source is longer than {} characters".format(_SOURCE_MAX))
         watcher = {"name": name, "source": source, "interval": interval, "instruction": instruction,
                    "channel": channel, "chat_id": str(chat_id), "role": role, "paused": False, "history": []}
         if rule is not None:
@@ -199,7 +199,7 @@ class Store:
     def record(self, watcher, when, reading, verdict, persist):
         """Append one evaluation to a watcher's history (oldest dropped); saved when `persist`."""
         history = watcher["history"]
-        history.append({"t": when, "reading": cut(reading, READING_MAX), "verdict": cut(verdict, VERDICT_MAX)})
+        history.append({"t": when, "reading": cut(reading, _READING_MAX), "verdict": cut(verdict, _VERDICT_MAX)})
         del history[:-HISTORY_MAX]
         if persist:
             self.save()
