@@ -126,8 +126,8 @@ def test_debounce_ms_is_a_pin_edges_and_watch_check_says_when_a_rule_cools_down(
     dev.command("watch_add heat temperature 1 the heat")
     refused = dev.command('watch_rule heat {"when": {"above": 28}, "do": [{"say": "hot"}], "debounce_ms": 200}')
     assert "error: rule.debounce_ms: only a pin edge (gpio:<pin>:rising, falling or change) is debounced" in refused
-    assert "rule set: heat" in dev.command('watch_rule heat {"when": {"changes": true}, "do": [{"say": "now {value}"}], '
-                                           '"cooldown_s": 600}')
+    cooling = {"when": {"changes": True}, "do": [{"say": "now {value}"}], "cooldown_s": 600}
+    assert "rule set: heat" in dev.command("watch_rule heat " + json.dumps(cooling))
     sensors = tmp_path / "sensors.json"
     time.sleep(4.5)  # its first reading (30) comes a few seconds after the rule was set
     sensors.write_text(json.dumps({"temperature": 32, "gpio": {"4": 0}}))  # a change: it fires, then cools down

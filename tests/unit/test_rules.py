@@ -379,7 +379,7 @@ def _marked(marker):
     raise AssertionError("no page marks " + marker)
 
 
-def test_the_documented_rule_fields_are_the_schemas():
+def test_the_rule_fields_documented_and_told_to_the_model_are_the_schemas():
     from mimi.watch.rule_schema import ACTIONS_MAX, CONDITIONS, DEBOUNCE_MS, FIELDS, PLACES, RULE_MAX
 
     lines = _marked("rule fields")
@@ -397,6 +397,11 @@ def test_the_documented_rule_fields_are_the_schemas():
     assert "pin edges only" in rows["debounce_ms"] and "(default {})".format(DEBOUNCE_MS) in rows["debounce_ms"]
     assert "with {} and `{}` filled".format(", ".join("`{}`".format(p) for p in PLACES[:-1]), PLACES[-1]) in page
     assert "a rule is at most {},{:03d} bytes".format(RULE_MAX // 1000, RULE_MAX % 1000) in page
+    from mimi.tools.watch_tools import WatchAdd  # and what the model is told when it writes a rule
+
+    told = WatchAdd.schema["properties"]["rule"]["description"]
+    assert [field for field in FIELDS if field not in told] == []
+    assert "Conditions: {};".format(", ".join(CONDITIONS)) in WatchAdd.description
 
 
 def test_checks_reject_what_no_rule_can_be():
