@@ -266,13 +266,13 @@ def _blank(value):
 
 def _validate(ns, key, at, value):
     """The value to store (int or str), or a ValueError/TypeError that never quotes a secret: the row's kind,
-    range or words checked by config_check.py (loaded when a setting is set, and let go after)."""
-    from mimi import config_check
+    range or words checked by setting_values.py (loaded when a setting is set, and let go after)."""
+    from mimi import setting_values
 
     try:
-        return config_check.checked(ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX)
+        return setting_values.checked(ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX)
     finally:
-        platform.unload("mimi.config_check")
+        platform.unload("mimi.setting_values")
 
 
 class Config:

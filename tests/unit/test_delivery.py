@@ -222,9 +222,9 @@ def _bare_channel(top, commands=None):
 def _telegram_channel(top, api):
     """The Telegram channel on a scripted Bot API, its flash under top."""
     channel = _bare_channel(top)
-    live = channel.live()  # no token here: the bot is made for the test's replies
-    live.api = live.sender.api = api
-    live.sender.backoff_first_s, live.sender.patience_s = 0.01, 0.03
+    bot = channel.bot()  # no token here: the bot is made for the test's replies
+    bot.api = bot.sender.api = api
+    bot.sender.backoff_first_s, bot.sender.patience_s = 0.01, 0.03
     return channel
 
 
@@ -237,7 +237,7 @@ def test_while_a_reply_waits_newer_ones_to_that_chat_queue_behind_it_and_others_
         api = ScriptedAPI(*([down] * 6))
         channel = _telegram_channel(top, api)
         run(channel.send(Message("telegram", "42", "First answer.", {})))
-        box = channel.live().outbox
+        box = channel.bot().outbox
         assert box.holds(42) and api.calls[-1] == ("sendMessage", "First answer.")
         api.outcomes = []  # Telegram answers again
         run(channel.send(Message("telegram", "42", "Second answer.", {})))
@@ -262,19 +262,19 @@ def test_without_a_bot_token_the_bot_is_made_when_one_is_set_or_when_a_reply_wai
         from mimi.telegram.allowlist import allowed
 
         channel = _bare_channel(top)
-        assert channel._live is None and allowed(channel.app.config) == []  # the allowlist needs no bot
+        assert channel._bot is None and allowed(channel.app.config) == []  # the allowlist needs no bot
         channel.app.config.set("tg_config", "allowlist", "42")
-        assert channel._live is None and allowed(channel.app.config) == [42]
+        assert channel._bot is None and allowed(channel.app.config) == [42]
         channel.app.config.set("tg_config", "bot_token", "123:abc")
-        assert channel._live is not None  # the poller starts with the token
+        assert channel._bot is not None  # the poller starts with the token
         channel.app.config.unset("tg_config", "bot_token")
-        box = channel.live().outbox
+        box = channel.bot().outbox
         box.add(42, [[None, "Still to send."]])
         rebooted = _bare_channel(top)
-        assert rebooted._live is not None and rebooted.live().outbox.replies  # still sent after the reboot
+        assert rebooted._bot is not None and rebooted.bot().outbox.replies  # still sent after the reboot
         box.replies = []
         box._save()  # all delivered: the file stays, empty
-        assert _bare_channel(top)._live is None
+        assert _bare_channel(top)._bot is None
     finally:
         remove_tree(top)
 
@@ -286,20 +286,20 @@ def test_a_board_without_a_bot_token_loads_the_allowlist_code_at_the_first_tg_co
 
     top = tempdir("tg_idle")
     try:
-        with NotImported("mimi.telegram.allowlist", "mimi.telegram.live"):
+        with NotImported("mimi.telegram.allowlist", "mimi.telegram.bot"):
             channel = _bare_channel(top, Commands)
             app, commands = channel.app, channel.app.console.commands
             assert [name for name in ("tg_allow", "tg_role", "tg_deny", "tg_allowlist") if name in commands.names()] \
                 == ["tg_allow", "tg_role", "tg_deny", "tg_allowlist"]
             assert app.channels["telegram"] is channel and app.services == [channel]
             assert not hasattr(channel, "note") and callable(channel.confirm)  # asked for, not called: no bot yet
-            assert not imported("mimi.telegram.allowlist") and not imported("mimi.telegram.live")
+            assert not imported("mimi.telegram.allowlist") and not imported("mimi.telegram.bot")
             run(commands.execute("tg_allow 42 owner"))
             assert app.config.get("tg_config", "allowlist") == "42" and roles.owners(app.config) == [42]
-            assert imported("mimi.telegram.allowlist") and not imported("mimi.telegram.live")
-            assert channel._live is None
+            assert imported("mimi.telegram.allowlist") and not imported("mimi.telegram.bot")
+            assert channel._bot is None
             run(commands.execute("set_tg_token 123:abc"))
-            assert imported("mimi.telegram.live") and channel._live is not None  # the poller starts with it
+            assert imported("mimi.telegram.bot") and channel._bot is not None  # the poller starts with it
     finally:
         remove_tree(top)
 

@@ -2,7 +2,7 @@
 import esp32
 from mimi import board
 from mimi.config import Config
-from mimi.llm import server_tools
+from mimi.llm import claude_tools
 from mimi.net import tls
 from support import raises, remove_tree, tempdir
 
@@ -60,13 +60,13 @@ def test_server_search_is_off_by_default_on_a_small_board_unless_chosen():
     cfg = _config()
     try:
         board.choose(cfg, heap=300 * 1024)
-        assert server_tools.mode(cfg) == server_tools.OFF  # its results come as 64 KB lines
+        assert claude_tools.mode(cfg) == claude_tools.OFF  # its results come as 64 KB lines
         cfg.set("web_config", "search_mode", "server")
-        assert server_tools.mode(cfg) == server_tools.SERVER
+        assert claude_tools.mode(cfg) == claude_tools.SERVER
     finally:
         _roomy()
     cfg.set("web_config", "search_mode", "")
-    assert server_tools.mode(cfg) == server_tools.SERVER  # a roomy board's default is unchanged
+    assert claude_tools.mode(cfg) == claude_tools.SERVER  # a roomy board's default is unchanged
 
 
 def test_the_ca_certificates_of_the_host_reached_only():

@@ -5,7 +5,7 @@ import sys
 
 from support import run
 
-from mimi.llm import server_tools
+from mimi.llm import claude_tools
 from mimi.llm.claude import JsonBody
 from mimi.tools import loading
 from mimi.tools.builtin_defs import DEFS
@@ -125,15 +125,15 @@ def test_the_server_tools_take_the_encoded_definitions_in_the_registrys_order():
     device = lazy.definitions()
     names = [_decoded(d)["name"] for d in device]
     assert names == sorted(names) and "web_search" in names and "web_fetch" in names
-    tools = server_tools.definitions(_Config(search_mode="server", server_fetch=1, search_max_uses=3), device)
+    tools = claude_tools.definitions(_Config(search_mode="server", server_fetch=1, search_max_uses=3), device)
     sent = [_decoded(t) for t in tools]
     assert [t["name"] for t in sent] == names
-    assert [t.get("type") for t in sent if "type" in t] == [server_tools.FETCH_TYPE, server_tools.SEARCH_TYPE]
+    assert [t.get("type") for t in sent if "type" in t] == [claude_tools.FETCH_TYPE, claude_tools.SEARCH_TYPE]
     if _ORDERED:
         assert json.loads(_request(tools))["tools"] == sent
-    assert server_tools.has_server_tools(tools) and server_tools.beta_header(tools) == server_tools.FETCH_BETA
-    assert not server_tools.has_server_tools(device) and server_tools.beta_header(device) is None
-    assert server_tools.definitions(_Config(search_mode="device"), device) == device
+    assert claude_tools.has_server_tools(tools) and claude_tools.beta_header(tools) == claude_tools.FETCH_BETA
+    assert not claude_tools.has_server_tools(device) and claude_tools.beta_header(device) is None
+    assert claude_tools.definitions(_Config(search_mode="device"), device) == device
 
 
 def test_the_safety_facts_are_the_tools_own():

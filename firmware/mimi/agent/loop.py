@@ -133,19 +133,19 @@ class Agent:
 
     def tools(self, server=True):
         """The request's tools: the registry's, with Claude's own web tools as the search mode says (server
-        False: for a model without them, llm/server_tools.py)."""
+        False: for a model without them, llm/claude_tools.py)."""
         device = self.registry.definitions() if self.registry is not None and self.registry.tools else None
         config = self.config
         if config is None:
             return device
-        from mimi.llm import server_tools
+        from mimi.llm import claude_tools
 
         left = True
         for gate in self.gates:  # the budget says when today's server searches are used up
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        return server_tools.definitions(config, device, left, server, self._tools[server])
+        return claude_tools.definitions(config, device, left, server, self._tools[server])
 
     def _save(self, session, message, reply, now):
         if not session:
@@ -239,9 +239,9 @@ class Exchange:
             calls = result.tool_calls
             if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
                 pauses += 1  # a long server-side turn (web searches): send it back as is to go on
-                from mimi.llm import server_tools
+                from mimi.llm import claude_tools
 
-                _assistant(messages, server_tools.continued(result.content))
+                _assistant(messages, claude_tools.continued(result.content))
                 continue
             if result.stop_reason != "tool_use" or not calls or last:
                 return

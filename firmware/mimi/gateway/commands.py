@@ -26,7 +26,7 @@ async def cmd_token(gateway):
 
 async def cmd_set_token(gateway, token):
     config = gateway.app.config
-    config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (config_check.py)
+    config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (setting_values.py)
     if config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF:
         platform.console_write("gateway token off: anyone who reaches port {} may chat, as {} (ws_open_role)\n"
                                .format(config.get("gw_config", "ws_port"), _role(gateway, "ws_open_role")))

@@ -163,14 +163,14 @@ class Claude:
         own = profile is None or profile.anthropic_own
         servers = self.mcp_servers if tools and own else None  # the connector rides with the agent's tools
         if tools:
-            from mimi.llm import server_tools
+            from mimi.llm import claude_tools
 
             if servers:
-                tools = list(tools) + server_tools.toolsets(servers)
-            beta = server_tools.beta_header(tools)
+                tools = list(tools) + claude_tools.toolsets(servers)
+            beta = claude_tools.beta_header(tools)
             if beta:
                 headers["anthropic-beta"] = beta
-            if server_tools.has_server_tools(tools):
+            if claude_tools.has_server_tools(tools):
                 line_max = _SERVER_LINE_MAX
         max_tokens = max_tokens or cfg.get("llm_config", "max_tokens")
         body = JsonBody(system, messages, tools, model, max_tokens, tool_choice, servers)

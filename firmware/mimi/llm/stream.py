@@ -306,9 +306,9 @@ class MessageAssembler:
             self._finished[index] = {"type": "text", "text": Text(block.pieces)}
             if block.citations:
                 self._finished[index]["citations"] = block.citations
-                from mimi.llm import server_tools
+                from mimi.llm import claude_tools
 
-                links = server_tools.links(block.citations, self._linked)
+                links = claude_tools.links(block.citations, self._linked)
                 if links:
                     self._links[index] = links
                     return links  # shown like text: the cited passage is followed by its sources

@@ -1,5 +1,5 @@
-# The network edge both clients share (net/http.py, mqtt/client.py): a URL taken apart, a stream to host:port,
-# plain or verified TLS, and a failed connection in words.
+# The network edge both clients share (net/http.py, mqtt/client.py): a stream to host:port, plain or verified
+# TLS, and a failed connection in words.
 import asyncio
 
 
@@ -38,25 +38,3 @@ def explain(exc, host):
     if code is not None and code < 0:  # getaddrinfo failures: CPython's socket.gaierror, lwIP's codes
         return "host name not found"
     return text or type(exc).__name__
-
-
-def split_url(url):
-    """'https://host:port/path?q' -> (is_tls, host, port, '/path?q')."""
-    if url.startswith("https://"):
-        tls_on, rest, port = True, url[8:], 443
-    elif url.startswith("http://"):
-        tls_on, rest, port = False, url[7:], 80
-    else:
-        raise ValueError("URL must start with http:// or https://: {}".format(url))
-    slash = rest.find("/")
-    hostport, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
-    host = hostport
-    if ":" in hostport:
-        host, port_text = hostport.rsplit(":", 1)
-        try:
-            port = int(port_text)
-        except ValueError:
-            raise ValueError("bad port in URL: {}".format(url))
-    if not host:
-        raise ValueError("no host in URL: {}".format(url))
-    return tls_on, host, port, path

@@ -3,7 +3,6 @@ import asyncio
 
 from mimi import board, platform, utf8
 from mimi.net import connect, ntp, tls
-from mimi.net.connect import split_url  # noqa: F401  (http.split_url for its users)
 from mimi.net.http_send import Batch
 from mimi.platform import const
 
@@ -232,6 +231,28 @@ class Response:
             if self.held:
                 self.held = False
                 _gate().release()
+
+
+def split_url(url):
+    """'https://host:port/path?q' -> (is_tls, host, port, '/path?q')."""
+    if url.startswith("https://"):
+        tls_on, rest, port = True, url[8:], 443
+    elif url.startswith("http://"):
+        tls_on, rest, port = False, url[7:], 80
+    else:
+        raise ValueError("URL must start with http:// or https://: {}".format(url))
+    slash = rest.find("/")
+    hostport, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
+    host = hostport
+    if ":" in hostport:
+        host, port_text = hostport.rsplit(":", 1)
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise ValueError("bad port in URL: {}".format(url))
+    if not host:
+        raise ValueError("no host in URL: {}".format(url))
+    return tls_on, host, port, path
 
 
 def _gate():  # small-board mode's one TLS session (net/tls_gate.py): a roomy board never loads it

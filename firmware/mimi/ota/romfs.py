@@ -8,13 +8,8 @@ from mimi.ota.image import DOWNLOAD_DEADLINE_S, READ_TIMEOUT_S, UpdateError, che
 from mimi.platform import const
 from mimi.storage import files
 
-IMAGE_SUFFIX = ".img"  # what ota_bundle takes for a ROMFS image rather than a bundle
 ROMFS_HEADER = b"\xd2\xcd\x31"
 _CHUNK = const(1024)
-
-
-def is_image(url):
-    return url.endswith(IMAGE_SUFFIX)
 
 
 def _boot():

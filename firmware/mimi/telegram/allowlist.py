@@ -1,5 +1,5 @@
 # Who may talk to the bot: the allowlist (tg_config.allowlist) and its console commands (tg_allow, tg_role,
-# tg_deny, tg_allowlist). Loaded at the first of them typed, or with the bot (live.py), a system turn to a
+# tg_deny, tg_allowlist). Loaded at the first of them typed, or with the bot (bot.py), a system turn to a
 # Telegram chat or a heartbeat: a board without a token that never uses them spends no heap on them.
 from mimi.platform import log
 from mimi.safety import roles

@@ -90,7 +90,7 @@ class Sender:
         """Show "using <tool>" at the end of the live draft until more text arrives."""
         stream = self._streams.get(chat_id)
         if stream is not None:
-            from mimi.llm.server_tools import ACTIVITY  # web tools: "searching the web..."
+            from mimi.llm.claude_tools import ACTIVITY  # web tools: "searching the web..."
 
             doing = ACTIVITY.get(name) or "using " + name
             stream.status = "\n\n_{}\u2026_".format(doing)

@@ -53,28 +53,28 @@ def set_search_key(cfg, key, provider=None):
 
 
 async def set_search(cfg, mode=None):
-    from mimi.llm import server_tools
+    from mimi.llm import claude_tools
 
     if mode is not None:
         mode = mode.lower()
-        if mode not in server_tools.MODES + ("auto",):
+        if mode not in claude_tools.MODES + ("auto",):
             raise ValueError("set_search takes server, device, off or auto")
-        cfg.set(server_tools.NS, "search_mode", "" if mode == "auto" else mode)
-    chosen = server_tools.mode(cfg)
-    said = {server_tools.SERVER: "Claude searches the web itself (Anthropic's web_search, up to {} per request{}; "
+        cfg.set(claude_tools.NS, "search_mode", "" if mode == "auto" else mode)
+    chosen = claude_tools.mode(cfg)
+    said = {claude_tools.SERVER: "Claude searches the web itself (Anthropic's web_search, up to {} per request{}; "
                                  "no key needed, billed by Anthropic)".format(
                                      cfg.get("web_config", "search_max_uses"),
-                                     ", web_fetch on" if server_tools.fetch_on(cfg) else ""),
-            server_tools.DEVICE: "this device searches with your {} key (web_search tool)".format(
+                                     ", web_fetch on" if claude_tools.fetch_on(cfg) else ""),
+            claude_tools.DEVICE: "this device searches with your {} key (web_search tool)".format(
                 cfg.get("web_config", "search_provider")),
-            server_tools.OFF: "no web search"}[chosen]
-    auto = "" if cfg.get(server_tools.NS, "search_mode") else " (auto: set_search server|device|off to choose)"
-    if not auto and chosen == server_tools.OFF:
+            claude_tools.OFF: "no web search"}[chosen]
+    auto = "" if cfg.get(claude_tools.NS, "search_mode") else " (auto: set_search server|device|off to choose)"
+    if not auto and chosen == claude_tools.OFF:
         pass
-    elif chosen == server_tools.OFF:  # auto on a small board: Claude's 64 KB result lines need the heap
+    elif chosen == claude_tools.OFF:  # auto on a small board: Claude's 64 KB result lines need the heap
         auto = " (auto on a small board: set_search server for Claude's, whose 64 KB results need the heap)"
     log("search: {}: {}{}".format(chosen, said, auto))
-    if chosen == server_tools.DEVICE and not cfg.is_set("web_config", "search_key"):
+    if chosen == claude_tools.DEVICE and not cfg.is_set("web_config", "search_key"):
         log("  no search key is set yet: set_search_key <key> [brave|tavily]")
 
 

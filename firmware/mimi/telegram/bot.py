@@ -69,7 +69,7 @@ def _without(text, mention):
     return " ".join("".join(parts).split())
 
 
-class Live:
+class Bot:
     """The Bot API, the poller, the sender and the outbox of one `telegram` channel (channel.py)."""
 
     def __init__(self, channel):

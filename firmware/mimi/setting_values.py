@@ -1,4 +1,4 @@
-# Checking a value for a setting (config.py's table row: its kind, range or words), loaded when a setting is set
+# The values a setting may take, checked (config.py's table row: its kind, range or words), loaded when a setting is set
 # or overridden, not at boot. The kinds are the table's own words: a kind with a rule of its own (a token, a
 # model profile) is checked here, so every path that writes a setting (console, config_set, the web app, MCP,
 # provisioning) runs the same check.

@@ -134,12 +134,6 @@ def links(citations, linked):
     return " ({})".format(", ".join(out)) if out else ""
 
 
-def server_requests(usage):
-    """(web searches, web fetches) a reply's usage reports."""
-    usage = usage or {}
-    return usage.get("web_search_requests", 0), usage.get("web_fetch_requests", 0)
-
-
 def continued(content):
     """A paused reply's blocks to send back as the final assistant message: the API refuses a final text
     block that ends in whitespace."""
