@@ -357,6 +357,28 @@ def test_watch_check_asks_the_engines_own_decision_cooldown_and_pause_included()
         remove_tree(top)
 
 
+def test_the_cooldown_holds_a_firing_never_the_way_back():
+    top = tempdir("rback")
+    app = _rules_app(top, degrees=29)
+    sensors = top + "/sensors.json"
+    try:
+        heat = dict(HEAT, cooldown_s=600)
+        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", heat)
+        assert run(app.watchers.tick(watcher)) == "fired" and machine.written(5)[0] == 1
+        _temperature(sensors, 25)  # down again within the cooldown: the fan goes off all the same
+        assert run(app.watchers.dry_run(watcher)) == 'reading 25: would run gpio_write {"pin": 5, "value": 0}'
+        assert run(app.watchers.tick(watcher)) == "fired" and machine.written(5)[0] == 0
+        _temperature(sensors, 29)  # a firing of `do` is what the cooldown holds
+        assert run(app.watchers.tick(watcher)) == "cooling down" and machine.written(5)[0] == 0
+        door = {"when": {"equals": 1}, "do": [FAN_ON], "otherwise": [FAN_OFF], "cooldown_s": 600}
+        edge = app.watchers.add("door", "gpio:4:change", 0, "x", OWNER_CHAT, "owner", door)
+        outcomes = [run(app.watchers.rules.event(edge, level)) for level in (1, 0, 1)]  # the pin's edges
+        assert outcomes == ["fired", "fired", "cooling down"] and machine.written(5)[0] == 0
+    finally:
+        _done(app)
+        remove_tree(top)
+
+
 def _marked(marker):
     """The lines after `<!-- <marker>` up to the next section (## ...), from README.md or the page of docs/
     that holds it (read a line at a time: the README is bigger than the unit tests' heap spares)."""

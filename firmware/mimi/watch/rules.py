@@ -136,10 +136,11 @@ class Rules:
             return "release", rule.get("otherwise", [])
         return "already fired", None
 
-    def held(self, watcher, invoker=None):
-        """"cooling down" or "paused" when the rule may not fire now (nothing counted), else None. A command
-        typed by someone is never held by the cooldown: it is always answered."""
-        if invoker is None and _cooldown_left(watcher) > 0:
+    def held(self, watcher, invoker=None, step="fire"):
+        """"cooling down" or "paused" when the rule may not run `step`'s actions now (nothing counted), else
+        None. The cooldown holds only a firing of `do`: `otherwise` (the way back, e.g. the fan off) is never
+        left undone for it, and a command typed by someone is always answered."""
+        if step == "fire" and invoker is None and _cooldown_left(watcher) > 0:
             return "cooling down"
         return "paused" if watcher.get("paused") else None
 
@@ -159,7 +160,7 @@ class Rules:
             return "quiet"
         state["on"] = False
         self._save(True)
-        return await self._fire(watcher, actions, value) if actions else "rearmed"
+        return await self._fire(watcher, actions, value, step=step) if actions else "rearmed"
 
     async def event(self, watcher, value, args="", invoker=None):
         """A pin edge or a command: `do` when `when` holds (or there is none), else `otherwise`. invoker: the
@@ -167,13 +168,13 @@ class Rules:
         step, actions = self.decide(watcher, args if invoker is not None else value, True)
         if actions is None:
             return "quiet"
-        return await self._fire(watcher, actions, value, args, invoker)
+        return await self._fire(watcher, actions, value, args, invoker, step)
 
-    async def _fire(self, watcher, actions, value, args="", invoker=None):
+    async def _fire(self, watcher, actions, value, args="", invoker=None, step="fire"):
         name = watcher["name"]
         state = watcher.setdefault("state", {"on": False, "fired": 0, "at": 0})
         now = platform.unix_time()
-        held = self.held(watcher, invoker)
+        held = self.held(watcher, invoker, step)
         if held == "cooling down":
             return held
         if held is not None or not self._under_cap(watcher):  # a paused command still answers
@@ -255,7 +256,7 @@ class Rules:
         if actions is None:
             return "reading {}: nothing to do ({})".format(shown, "not met" if step == "quiet" else step)
         would = "; ".join(action_text(a) for a in actions) or "nothing, and re-arm"
-        held = self.held(watcher) if actions else None
+        held = self.held(watcher, step=step) if actions else None
         if held == "cooling down":
             held = "cooling down for {} s more (cooldown_s {})".format(_cooldown_left(watcher),
                                                                      watcher["rule"]["cooldown_s"])
@@ -286,7 +287,7 @@ class Rules:
 
 
 def _cooldown_left(watcher):
-    """Seconds before the rule may fire again (cooldown_s after its last firing); 0 or less: it may."""
+    """Seconds before the rule may fire `do` again (cooldown_s after it last ran); 0 or less: it may."""
     cooldown = watcher["rule"].get("cooldown_s")
     return cooldown - (platform.unix_time() - (watcher.get("state") or {}).get("at", 0)) if cooldown else 0
 
