@@ -407,12 +407,15 @@ def test_watch_list_says_who_judges_each_watcher_its_rule_or_the_model_asked_fir
         app.watchers.add("soil", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "owner")
         app.watchers.add("heat", "temperature", 1, "hot", OWNER_CHAT, "owner", {"when": {"above": 28},
                                                                                  "do": [{"say": "hot"}]})
+        app.watchers.add("fan", "temperature", 5, "the fan", OWNER_CHAT, "owner")  # too often for the model
         listed = _typed(app, "watch_list").split("\n")
-        assert listed[:4] == ["  soil  every 60 s  adc:4  -> telegram:42  tell me above 2 V",
+        assert listed[:6] == ["  soil  every 60 s  adc:4  -> telegram:42  tell me above 2 V",
                               "      judged by claude (claude-sonnet-4-5): the chain's first",
                               "  heat  every 1 s  temperature  -> telegram:42  hot",
-                              '      judged by its rule: when above 28: say "hot"  [never fired]']
-        assert listed[4:] == [""]  # nothing after: no line about the model under a rule
+                              '      judged by its rule: when above 28: say "hot"  [never fired]',
+                              "  fan  every 5 s  temperature  -> telegram:42  the fan",
+                              "      waits for its local rule (the model does not judge it): watch_rule fan <json>"]
+        assert listed[6:] == [""]  # nothing after: no line about the model under a rule
         assert _typed(app, "set_watch_model claude-haiku-small") == (
             "watch model claude-haiku-small; the model's watchers are judged by claude (claude-haiku-small, "
             "set_watch_model): the chain's first\n")

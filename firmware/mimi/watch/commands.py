@@ -26,6 +26,9 @@ COMMANDS = (
 )
 
 
+_WAITS = "waits for its local rule (the model does not judge it): watch_rule {} <json>"
+
+
 def _say(text):
     platform.console_write(text + "\n")
 
@@ -46,7 +49,7 @@ async def add(app, name, source, interval, *words):
         return
     _say("watching: " + describe(watcher))
     if waits_for_rule(watcher):
-        _say("  it waits for its local rule (the model does not judge it): watch_rule {} <json>".format(name))
+        _say("  it " + _WAITS.format(name))
 
 
 async def list_all(app):
@@ -71,7 +74,7 @@ def judged_by(config, watcher=None):
     watchers (no watcher given), the profile asked first for them, as the chain asks (llm/profiles.py chain):
     the llm_for watcher profile when set, else the chain's first; claude with set_watch_model's model if set."""
     if watcher is not None and is_local(watcher):
-        return "judged by its " + _rule_line(watcher)
+        return "judged by its " + _rule_line(watcher) if "rule" in watcher else _WAITS.format(watcher["name"])
     get = config.get
     own = get("llm_config", "for_watcher")
     name, model, why = "claude", None, "the chain's first"
@@ -116,8 +119,6 @@ async def remove(app, name):
 def _rule_line(watcher):
     from mimi.watch import rule_schema
 
-    if "rule" not in watcher:
-        return "rule: none yet (watch_rule {} <json>)".format(watcher["name"])
     state = watcher["state"]
     fired = "fired {} times".format(state["fired"]) if state["fired"] else "never fired"
     if state["at"]:
