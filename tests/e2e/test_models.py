@@ -18,10 +18,17 @@ LOCAL_KEY = "sk-or-v1-local" + "q" * 30 + "LOCALSECRET"
 MODEL = "qwen2.5:7b"
 
 
+# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 896K): the bot's code, or
+# the web chat's server, loaded beside an openai profile's client (at 864K the web chat found no hole for a
+# block of its own once the client was loaded).
+_ROOMIER = ("test_a_photo_reaches_an_openai_profile_as_a_data_url",
+            "test_with_the_internet_down_the_console_and_the_web_chat_answer_from_the_lan")
+
+
 @pytest.fixture(params=sorted(RUNTIMES_WITH_ROMFS))
 def runtime(request):
-    """Both runtimes and the ROMFS form; a Telegram scenario at the ROMFS Telegram heap (tests/runtimes.py)."""
-    if "owner_bot" in request.fixturenames:
+    """Both runtimes and the ROMFS form (at the Telegram scenarios' heap for those of _ROOMIER)."""
+    if request.node.originalname in _ROOMIER:
         return RUNTIMES_WITH_ROMFS_TELEGRAM[request.param]
     return RUNTIMES_WITH_ROMFS[request.param]
 
@@ -145,10 +152,7 @@ def test_with_the_internet_down_the_console_and_the_web_chat_answer_from_the_lan
             await ws.send(say("hello from the web"))
             return await until_reply(ws)
 
-    try:
-        frames = asyncio.run(web())
-    except Exception as exc:
-        raise AssertionError(device.output[-2500:] + " ".join(device.cmd)) from exc
+    frames = asyncio.run(web())
     assert frames[-1]["type"] == "response", frames
     assert frames[-1]["content"].startswith("The web chat too.") and "answered by local" in frames[-1]["content"]
 
@@ -175,9 +179,7 @@ def test_a_photo_reaches_an_openai_profile_as_a_data_url(owner_bot, tg, lan, fla
     photo = jpeg_bytes(20 * 1024)
     tg.photo_message(OWNER_ID, [(320, 240, photo)], caption="What plant is this?")
     assert tg.wait_for(lambda: tg.sent(OWNER_ID), 30), device.output[-3000:]
-    got = lan.wait_requests(1)
-    assert got, (tg.sent(OWNER_ID), device.output[-3000:])
-    (request,) = got
+    (request,) = lan.wait_requests(1)
     parts = request["body"]["messages"][-1]["content"]
     assert [p["type"] for p in parts] == ["text", "image_url", "text"]
     url = parts[1]["image_url"]["url"]
