@@ -1,11 +1,12 @@
-# Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network.
-# Parts a board may never use are made one way: app.cron, app.watchers, app.heartbeat and app.mqtt do not
-# exist until first read; that read makes the part (App.__getattr__) and App.start_late runs it, with the
-# other network services or at once when they already run (safe mode: not at all, and start_late says why);
-# their code (parts.py) is loaded then and let go. At boot each package's setup(app) reads its part only
-# when its file or setting asks for it; later a tool, a console command ("app.cron.cmd_list") or a setting
-# switched on reads it. app.mqtt stays None while no broker is set. Not network services, and made by their
-# own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
+# Startup in MimiClaw's order: config, flash, bus, stores, WiFi, Claude, agent, console, then the network; and
+# the wiring: the app makes each service and channel, adds it (add_channel, add_service) and its console lines,
+# and hands each what it needs. No part registers itself.
+# Parts a board may never use (cron, watchers, heartbeat, mqtt, mcp_client) are None until part(name) makes
+# one (parts.py, loaded then and let go) and start_late runs it, with the other network services or at once when
+# they already run (safe mode: not at all, and start_late says why). At boot each package's setup(app) asks for
+# its part only when its file or setting needs it; later a tool, a console command or a setting switched on does.
+# Reading app.<part> never makes it. app.mqtt stays None while no broker is set. Not network services, and made by
+# their own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
 from mimi import VERSION, board, cron, mqtt, ota, platform, watch
@@ -18,7 +19,7 @@ from mimi.channels.dispatch import Dispatcher
 from mimi.channels.owner import Owner
 from mimi.channels.system import SystemChannel
 from mimi.config import Config
-from mimi.gateway.server import Gateway
+from mimi.gateway import server as gateway_server
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
 from mimi.llm import COMMANDS as LLM_COMMANDS
@@ -32,7 +33,7 @@ from mimi.storage import space
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
 from mimi.storage.sessions import Sessions
-from mimi.telegram.channel import Telegram
+from mimi.telegram import channel as telegram_channel
 from mimi.tools.registry import Registry
 
 DATA_ROOT = "/data"
@@ -47,9 +48,8 @@ SERVICE_SETTLE_S = 0.1
 _EARLY_GC_BELOW = const(2 * 1024 * 1024)
 _EARLY_GC_SHARE = const(256)
 _EARLY_GC_MIN = const(1024)
-_PARTS = ("cron", "watchers", "heartbeat", "mqtt", "mcp_client")  # made at their first read (header, parts.py)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
-_COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tapp.heartbeat.trigger\n"
+_COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tmimi.agent.heartbeat:now(app)\n"
 
 
 class App:
@@ -58,6 +58,7 @@ class App:
         self.started_ms = platform.ticks_ms()
         self.www_dir = www_dir
         self.config = Config()
+        self.cron = self.watchers = self.heartbeat = self.mqtt = self.mcp_client = None  # part(name) makes them
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
         self.booted = self.names_interned = False
@@ -77,7 +78,8 @@ class App:
         self.claude = Claude(self.config)
         self.models = Models(self.config, self.claude)  # claude, or the chain of model profiles (llm_use)
         self.console = Console(self)
-        self.channels = {"cli": self.console}
+        self.channels = {}  # name -> channels/__init__.py Channel: add_channel
+        self.add_channel(self.console)
         self.registry = Registry(self)
         self.breaker, self.audit = breaker.setup(self), audit.setup(self)  # [safety] breakers, audit log
         self.space = space.setup(self, self.audit.folder)  # a full flash gives up old chats, notes, audit days
@@ -90,18 +92,20 @@ class App:
         self.console.commands.add_lines(LLM_COMMANDS)  # llm_add, llm_use... (llm/commands.py when typed)
         self.dispatcher = Dispatcher(self.bus, self.channels)
         self.tasks = []
-        # Network services: each registers its channel in self.channels and its console commands.
+        # Network services: add_service; their channels: add_channel.
         self.services, self.services_started = [], False
         self.running, self.core_started = [], False  # services whose task runs; True once main() runs
         # Parts a board may never use are made at their first read (the header, parts.py): the heap diet.
         self.health = Health(self)  # watchdog and safe mode
         ota.setup(self)  # the ota commands; app.updates (their code) at the first one typed
-        self.gateway = Gateway(self)
-        self.telegram = Telegram(self)
+        self.gateway = self.add_service(self.add_channel(gateway_server.Gateway(self)))
+        self.console.commands.add_lines(gateway_server.COMMANDS)  # status: the gateway's line after the console's
+        self.telegram = self.add_service(self.add_channel(telegram_channel.Telegram(self)))
+        self.console.commands.add_lines(telegram_channel.COMMANDS)
         self.onboarding = None  # the setup access point, made while no WiFi is saved
         self._onboarding_if_no_wifi("wifi_config", "ssid")
         self.config.subscribe(self._onboarding_if_no_wifi)
-        self.system = SystemChannel(self)
+        self.system = self.add_channel(SystemChannel(self))
         cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use
         self.console.commands.add_lines(_COMMANDS)  # heartbeat_trigger
         self._heartbeat_if_on("agent_config", "heartbeat_s")  # app.heartbeat: made now while heartbeat_s > 0,
@@ -123,12 +127,37 @@ class App:
         if board.small():
             _intern_names(self)
 
-    def __getattr__(self, name):  # only for attributes not set yet: a part's first read makes it (parts.py)
-        if name not in _PARTS:
-            raise AttributeError(name)
-        from mimi import parts
+    def part(self, name):
+        """The optional part `name` (cron, watchers, heartbeat, mqtt, mcp_client), made and started at the first
+        call (parts.py); mqtt stays None while no broker is set."""
+        made = getattr(self, name)
+        if made is None:
+            from mimi import parts
 
-        return parts.made(self, name)
+            made = parts.made(self, name)
+        return made
+
+    def add_channel(self, channel):
+        """A channel (channels/__init__.py Channel) the bus's messages of its name go to; returned."""
+        self.channels[channel.name] = channel
+        return channel
+
+    def add_service(self, service):
+        """A network service, run with the others (start_late runs one added after they started); returned."""
+        if service not in self.services:
+            self.services.append(service)
+        return service
+
+    def rules(self):
+        """The watchers' rule engine (watch/rules.py), or None while no rule exists."""
+        return self.watchers.rules if self.watchers is not None else None
+
+    async def deliver(self, message):
+        """A user's message from a channel: a rule's standing /command runs at once (watch/rules.py), before any
+        turn of the agent; anything else waits in the inbound queue."""
+        rules = self.rules()
+        if rules is None or not await rules.take(message):
+            await self.bus.inbound.put(message)
 
     def _small_board_on(self):
         """Small-board mode chosen: its TLS lock made now; once booted (config_set), the names interned too."""
@@ -152,7 +181,7 @@ class App:
 
     def _heartbeat_if_on(self, ns, key):
         if ns == "agent_config" and key == "heartbeat_s" and self.config.get(ns, key) > 0:
-            return self.heartbeat  # made at this first read (parts.py) and started
+            return self.part("heartbeat")  # made and started
         return None
 
     def missing(self):

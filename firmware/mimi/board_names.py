@@ -6,8 +6,12 @@
 # would add that pool hours after boot, on a heap cut into small holes, where no block that size is left: from
 # then on every import of a module with a new name fails ("memory allocation failed, allocating 2560 bytes":
 # the pool's entries) and no turn is answered until a reset. Importing each module once at boot and letting it
-# go makes the pools then; the modules' objects are garbage again, their names stay. A frozen build keeps its
-# names in flash and has no folder to list: nothing is done.
+# go makes the pools then; the modules' objects are garbage again, their names stay. Only where the modules run
+# in place from a ROMFS image: there an import costs the module's objects and its names' pool entries, not its
+# code. From .mpy files each import loads the module's bytecode into the heap too (the boot would need room for
+# the largest module's closure beside the pools: a small heap ran out after 15 of 117 modules and the boot
+# failed), and a module loaded later needs heap for its code whatever the pools hold: nothing is done there. A
+# frozen build keeps its names in flash and has no folder to list: nothing is done either.
 import gc
 import os
 import sys
@@ -16,6 +20,8 @@ from mimi.platform import log
 from mimi.storage.files import is_dir
 
 _COLLECT_EVERY = 8  # modules imported between collections: the heap's peak stays one module's closure
+_ROM = "/rom/"  # where a ROMFS image is mounted (romfs_boot.py)
+_FROZEN = (".frozen", "mimi/")  # a frozen module's file name (platform.code_origin)
 
 
 def _modules(folder, dotted):
@@ -45,11 +51,15 @@ def _let_go(name):
 def intern_all(package="mimi", sources=False):
     """Import every module of the package not loaded yet, then let it go. The number of modules imported, or
     None where there is nothing to do (CPython has no qstrs; a frozen package no folder) or nothing worth it:
-    a package run from its sources (the laptop's form; each import would compile a module) unless `sources`."""
+    a package whose modules load into the heap, .mpy files or its sources (each import would load or compile
+    a module's code), unless `sources` (the unit tests' sources)."""
     if sys.implementation.name != "micropython":
         return None
     path = sys.modules[package].__file__.replace("\\", "/")
-    if path.endswith(".py") and not sources:
+    if not path.startswith(_ROM) and not sources:  # not in a ROMFS image, whose bytecode runs from flash
+        if path.endswith(".mpy") and not path.startswith(_FROZEN):
+            log("board: module names not interned at boot: modules from .mpy files load into the heap whole "
+                "(a ROMFS image or a frozen build keeps their code in flash)")
         return None
     root = path.rsplit("/", 1)[0]
     try:

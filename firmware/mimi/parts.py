@@ -1,11 +1,11 @@
-# The app's optional parts (cron, watchers, heartbeat, MQTT, the MCP client) made at their first read, and
-# network services started late: App.__getattr__'s and App.start_late's code, loaded when needed and let go.
+# The app's optional parts (cron, watchers, heartbeat, MQTT, the MCP client), made at the first App.part(name)
+# and wired in, and network services started late: loaded when needed and let go.
 
 from mimi import mqtt, platform
 
 
 def made(app, name):
-    """app.<name> made at its first read (App.__getattr__), kept on the app and started (start_late); app.mqtt
+    """app.<name> made, wired in (its channel, its guards), kept on the app and started (start_late); app.mqtt
     is None, and nothing of MQTT loaded, while no broker is set. AttributeError for any other name."""
     if name == "cron":
         from mimi.cron.service import Cron as make
@@ -27,6 +27,12 @@ def made(app, name):
         raise AttributeError(name)
     part = make(app)
     setattr(app, name, part)
+    if name == "mqtt":
+        app.add_channel(part)
+    elif name == "watchers":  # its caps guard every tool call; the system channel hands it its turns' answers
+        app.registry.approvers.append(part.limits)
+        app.registry.guards.append(part.limits)
+        app.system.watchers = part
     start_late(app, part)  # which lets this module go
     return part
 
@@ -37,7 +43,7 @@ def start_late(app, service):
     starts and the return is why (health.held_back); None when the service runs or will."""
     held = app.health.held_back(service)
     if service not in app.services:
-        app.services.append(service)
+        app.add_service(service)
         if held is None and (app.services_started or getattr(service, "offline", False) and app.core_started):
             app.start(service)  # an offline service (local rules) needs no network
     platform.unload(__name__)  # a part is made a few times a boot at most: its code is not kept

@@ -4,7 +4,7 @@
 "use strict";
 (function () {
 var TABS = [["chat", "Chat"], ["status", "Status"], ["settings", "Settings"], ["memory", "Memory"], ["rules", "Rules"], ["usage", "Usage"]];
-var views = {}, current = "chat", statusTimer = null, openFile = null, tabs = document.createElement("nav");
+var views = {}, current = "chat", statusTimer = null, owner = true, tabs = document.createElement("nav");
 var ICONS = '<svg hidden><symbol id="i-chat" viewBox="0 0 24 24"><path d="M4 5h16v11H9l-5 4z"/></symbol><symbol id="i-status" viewBox="0 0 24 24"><path d="M3 12h4l3-7 4 14 3-7h4"/></symbol><symbol id="i-settings" viewBox="0 0 24 24"><path d="M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12M20 18h0"/><circle cx="16" cy="6" r="2"/><circle cx="10" cy="12" r="2"/><circle cx="18" cy="18" r="2"/></symbol><symbol id="i-memory" viewBox="0 0 24 24"><path d="M6 3h9l4 4v14H6zM14 3v5h5M9 13h7M9 17h7"/></symbol><symbol id="i-rules" viewBox="0 0 24 24"><circle cx="12" cy="12" r="3"/><path d="M2 12s4-7 10-7 10 7 10 7-4 7-10 7S2 12 2 12z"/></symbol><symbol id="i-usage" viewBox="0 0 24 24"><path d="M4 20V10M10 20V4M16 20v-7M22 20H2"/></symbol></svg>';
 document.body.insertAdjacentHTML("afterbegin", ICONS);
 tabs.id = "tabs"; tabs.setAttribute("role", "tablist");
@@ -16,14 +16,16 @@ function el(tag, cls, text) {
   if (text != null) e.textContent = text;
   return e;
 }
-function icon(name) { return '<svg class="i"><use href="#i-' + name + '"/></svg>'; }
 function button(text, onclick, cls) { var b = el("button", cls, text); b.type = "button"; b.onclick = onclick; return b; }
+function num(n) { return Number(n).toLocaleString("en-US"); }
+function short(n) { return n >= 1e6 ? +(n / 1e6).toFixed(1) + "M" : n >= 1e3 ? +(n / 1e3).toFixed(n < 1e4 ? 1 : 0) + "k" : String(n); }
+function kb(bytes) { return Math.floor(bytes / 1024); } // as the board samples its heap: whole KB
 TABS.forEach(function (t) {
   var b = el("button");
   b.type = "button"; b.id = "tab-" + t[0]; b.setAttribute("role", "tab");
-  b.innerHTML = icon(t[0] == "rules" ? "rules" : t[0]) + "<span>" + t[1] + "</span>";
+  b.innerHTML = '<svg class="i"><use href="#i-' + t[0] + '"/></svg><span>' + t[1] + "</span>";
   b.onclick = function () { show(t[0]); };
-  $("tabs").appendChild(b);
+  tabs.appendChild(b);
   if (t[0] != "chat") {
     var v = el("section", "view"); v.id = "v-" + t[0]; v.hidden = true;
     document.body.insertBefore(v, $("send"));
@@ -41,80 +43,161 @@ function show(name) {
 }
 function refresh() {
   var ask = { status: "status", settings: "settings", memory: "files", rules: "watchers", usage: "usage" }[current];
-  if (ask) send({ type: ask });
-  if (current == "memory" && openFile) send({ type: "file", name: openFile });
+  if (ask && owner) send({ type: ask });
+  if (current == "memory" && edit && owner) send({ type: "file", name: edit.name });
 }
 var askChat = askHistory; // the page asks for the chat at every (re)connect: the open view is asked for too
 askHistory = function () { askChat(); refresh(); };
-function note(view, m) { // the device's answer to a change, in its own words
-  var n = view.querySelector(".result") || view.insertBefore(el("p", "result"), view.firstChild);
+function say(n, m) { // the device's answer to a change, in its own words, where the change was asked
   n.textContent = m.text;
-  n.className = "result " + (m.ok ? "ok" : "bad");
+  n.className = "said " + (m.ok ? "ok" : "bad");
 }
-// -- status: the console's status lines, live, and the heap over the last hour --
-function spark(values) {
+function said(view) { return view.querySelector(".said.top") || view.insertBefore(el("p", "said top"), view.firstChild); }
+
+// -- status: the console's status lines, live, and the heap over the last hour (KB throughout) --
+function spark(values, now) {
   if (values.length < 2) return "<small>heap history: collecting (a sample a minute)</small>";
   var w = 240, h = 40, lo = Math.min.apply(null, values), hi = Math.max.apply(null, values), span = hi - lo || 1;
   var pts = values.map(function (v, i) { return (i * w / (values.length - 1)).toFixed(1) + "," + (h - 2 - (v - lo) * (h - 4) / span).toFixed(1); });
-  return '<svg class="spark" viewBox="0 0 ' + w + " " + h + '" width="' + w + '" height="' + h + '" aria-label="free heap, last hour"><polyline fill="none" stroke="#6c5ce7" stroke-width="2" points="' + pts.join(" ") + '"/></svg><small>free heap, last ' + values.length + " min: " + lo + "\u2013" + hi + " KB</small>";
+  return '<svg class="spark" viewBox="0 0 ' + w + " " + h + '" width="' + w + '" height="' + h + '" aria-label="free heap, last hour"><polyline fill="none" stroke="#6c5ce7" stroke-width="2" points="' + pts.join(" ") + '"/></svg><small>free heap, last ' + values.length + " min: " + num(lo) + "\u2013" + num(hi) + " KB" + (now == null ? "" : "; now " + num(now) + " KB") + "</small>";
 }
 function drawStatus(m) {
-  var v = views.status, rows = "";
+  var rows = "", free = m.heap_free == null ? null : kb(m.heap_free);
   m.lines.slice(1).forEach(function (line) {
-    var at = line.indexOf(":");
-    rows += at > 0 ? "<tr><th>" + esc(line.slice(0, at).trim()) + "</th><td>" + esc(line.slice(at + 1).trim()) + "</td></tr>" : '<tr><td colspan="2">' + esc(line.trim()) + "</td></tr>";
+    var at = line.indexOf(":"), head = at > 0 ? line.slice(0, at).trim() : "";
+    if (head == "Heap") return; // shown above, in KB
+    rows += at > 0 ? "<tr><th>" + esc(head) + "</th><td>" + esc(line.slice(at + 1).trim()) + "</td></tr>" : '<tr><td colspan="2">' + esc(line.trim()) + "</td></tr>";
   });
-  var heap = m.heap_free == null ? "" : "<p><b>Heap</b> " + Math.round(m.heap_free / 1024) + " KB free, " + Math.round(m.heap_used / 1024) + " KB used</p>";
-  v.innerHTML = "<h2>" + esc(m.lines[0] || "") + "</h2>" + heap + '<div class="sparkbox">' + spark(m.heap) + '</div><table class="kv">' + rows + "</table><small>refreshed every 5 s</small>";
+  var heap = free == null ? "" : '<p class="heap"><b>Heap</b> ' + num(free) + " KB free, " + num(kb(m.heap_used)) + " KB used</p>" + '<div class="sparkbox">' + spark(m.heap, free) + "</div>";
+  views.status.innerHTML = "<h2>" + esc(m.lines[0] || "") + "</h2>" + heap + '<table class="kv">' + rows + "</table><small>refreshed every 5 s</small>";
 }
-// -- settings: every setting of config_show, by namespace; secrets write-only --
+
+// -- settings: every setting of config_show under a human heading; a save answered at its field; secrets write-only --
+var GROUPS = [["WiFi", "wifi_config", 1], ["Telegram", "tg_config", 1], ["Claude and other models", "llm_config llm_profiles", 1],
+  ["Web chat and MCP", "gw_config mcp_config"], ["Web search and web services", "web_config"], ["MQTT and Home Assistant", "mqtt_config"],
+  ["Voice", "voice_config"], ["Safety, budgets and limits", "safety_config"], ["Tools and heartbeat", "tool_config agent_config"],
+  ["Photos and files", "media_config"], ["Board", "system"]];
+var fields = {}, OTHER = ["Other", "", 0]; // Other: a namespace this page does not know yet
+function group(ns) {
+  var found = OTHER, v = views.settings;
+  GROUPS.forEach(function (g) { if ((" " + g[1] + " ").indexOf(" " + ns + " ") >= 0) found = g; });
+  if (!found.box) GROUPS.concat([OTHER]).forEach(function (g) { // every heading at once, in this order
+    var box = g.box = el("details"), sum = el("summary", null, g[0]);
+    box.open = !!g[2]; box.hidden = true; box.dataset.group = g[0]; g.n = 0;
+    sum.appendChild(g.count = el("small", "count"));
+    box.appendChild(sum); box.appendChild(g.list = el("div"));
+    v.appendChild(box);
+  });
+  found.box.hidden = false;
+  found.n++;
+  found.count.textContent = found.n + (found.n == 1 ? " setting" : " settings");
+  return found.list;
+}
+function field(s) {
+  var name = s[0] + "." + s[1], row = el("form", "set"), label = el("label"), input = el("input");
+  var reset = button(s[6] === "" ? "Clear" : "Reset", function () {
+    if (s[3] && !confirm("Clear " + name + "?")) return;
+    send({ type: "set", name: name, value: "" });
+    say(f.said, { ok: true, text: "resetting\u2026" });
+  }, "reset");
+  var f = fields[name] = { row: row, input: input, reset: reset, said: el("small", "said") };
+  row.dataset.name = name;
+  input.name = "value"; input.id = "set-" + s[0] + "-" + s[1]; input.autocomplete = "off"; input.spellcheck = false;
+  label.htmlFor = input.id;
+  label.appendChild(el("code", null, s[1]));
+  label.appendChild(el("small", null, s[5] + (s[6] !== "" && !s[3] ? " (default " + s[6] + ")" : "")));
+  if (s[3]) input.type = "password";
+  if (s[4] == "int") input.inputMode = "numeric";
+  reset.title = s[6] === "" ? "leave it unset" : "back to the default, " + s[6];
+  [label, input, el("button", null, "Save"), reset, f.said].forEach(function (x) { row.appendChild(x); });
+  row.onsubmit = function (ev) {
+    ev.preventDefault();
+    if (s[3] && !input.value) return;
+    send({ type: "set", name: name, value: input.value });
+    say(f.said, { ok: true, text: "saving\u2026" });
+    if (s[3]) input.value = "";
+  };
+  group(s[0]).appendChild(row);
+  return f;
+}
 function drawSettings(m) {
-  var v = views.settings, keep = v.querySelector(".result"), groups = {};
-  v.textContent = "";
-  if (keep) v.appendChild(keep);
-  m.settings.forEach(function (s) {
-    var g = groups[s[0]];
-    if (!g) { g = groups[s[0]] = el("fieldset"); g.appendChild(el("legend", null, s[0])); v.appendChild(g); }
-    var row = el("form", "set"), label = el("label", null, s[1]), input = el("input");
-    row.dataset.name = s[0] + "." + s[1];
-    input.name = "value"; input.autocomplete = "off"; input.spellcheck = false;
-    if (s[3]) { input.type = "password"; input.placeholder = s[2] + " (write-only: type a new one)"; }
-    else { input.value = s[2] == "(not set)" ? "" : s[2]; input.placeholder = s[2]; if (s[4] == "int") input.inputMode = "numeric"; }
-    label.appendChild(el("small", null, s[5]));
-    row.appendChild(label); row.appendChild(input); row.appendChild(el("button", null, "Save"));
-    row.onsubmit = function (ev) {
-      ev.preventDefault();
-      if (s[3] && !input.value) return;
-      send({ type: "set", name: row.dataset.name, value: input.value });
-      if (s[3]) input.value = "";
-    };
-    g.appendChild(row);
+  var v = views.settings;
+  if (!v.querySelector(".intro")) v.insertBefore(el("p", "intro", "Each Save runs config_set, as on the console; secrets are write-only."), v.firstChild);
+  m.settings.forEach(function (s) { // fields are made once and kept: open sections and answers stay as they are
+    var f = fields[s[0] + "." + s[1]] || field(s), input = f.input, value = s[2] == "(not set)" ? "" : s[2];
+    if (s[3]) input.placeholder = s[2] + " (write-only: type a new one)";
+    else {
+      input.placeholder = s[6] !== "" ? s[6] : "(not set)";
+      if (document.activeElement != input && input.value == (input.dataset.was || "")) input.value = value;
+      input.dataset.was = value;
+    }
+    f.reset.hidden = !s[7];
   });
 }
+
 // -- memory: SOUL.md, USER.md, MEMORY.md, daily notes (editable), skills (read-only) --
+var edit = null; // the open file: {name, saved (its text on the device), max}
+function bytes(text) { return new Blob([text]).size; }
 function drawFiles(m) {
   var v = views.memory, list = v.querySelector(".files");
   if (!list) { v.appendChild(list = el("div", "files")); v.appendChild(el("div", "editor")); }
   list.textContent = "";
   m.files.forEach(function (f) {
-    var b = button(f[0], function () { openFile = f[0]; send({ type: "file", name: f[0] }); }, f[0] == openFile ? "on" : "");
-    b.title = f[1] + " bytes" + (f[2] ? ", at most " + f[2] : ", read-only");
+    var b = button(f[0], function () {
+      if (edit && edit.dirty() && edit.name != f[0] && !confirm("Leave " + edit.name + " without saving your changes?")) return;
+      send({ type: "file", name: f[0] });
+    }, edit && f[0] == edit.name ? "on" : "");
+    b.appendChild(el("small", null, num(f[1]) + " B"));
+    b.title = num(f[1]) + " bytes" + (f[2] ? ", at most " + num(f[2]) : ", read-only");
     list.appendChild(b);
   });
 }
-function drawFile(m) {
-  var box = views.memory.querySelector(".editor"), area = el("textarea"), count = el("small");
-  box.textContent = "";
-  box.appendChild(el("h3", null, m.name));
-  area.value = m.content; area.readOnly = !m.max_bytes; area.rows = 14; area.spellcheck = false;
-  function counted() { count.textContent = new Blob([area.value]).size + (m.max_bytes ? " / " + m.max_bytes + " bytes" : " bytes, read-only"); }
-  area.oninput = counted; counted();
-  box.appendChild(area); box.appendChild(count);
-  if (m.max_bytes) box.appendChild(button("Save", function () { send({ type: "save", name: m.name, content: area.value }); }));
+function fit(area) { // as tall as the screen allows (at least 12 lines), longer with a longer text
+  var v = views.memory, line = parseFloat(getComputedStyle(area).lineHeight) || 18;
+  var top = area.getBoundingClientRect().top - v.getBoundingClientRect().top + v.scrollTop;
+  area.style.height = "auto";
+  area.style.height = Math.max(area.scrollHeight + 2, v.clientHeight - top - 64, 12 * line + 12) + "px";
 }
+function drawFile(m) {
+  var box = views.memory.querySelector(".editor"), area, size, state, save, bar, out;
+  if (edit && edit.name == m.name && edit.dirty()) { edit.saved = m.content; edit.area.oninput(); return; } // keep what is typed
+  box.textContent = "";
+  views.memory.querySelectorAll(".files button").forEach(function (b) { b.className = b.firstChild.nodeValue == m.name ? "on" : ""; });
+  box.appendChild(el("h3", null, m.name));
+  box.appendChild(area = el("textarea"));
+  box.appendChild(bar = el("div", "savebar"));
+  bar.appendChild(state = el("span", "state"));
+  bar.appendChild(size = el("small", "size"));
+  area.value = m.content; area.readOnly = !m.max_bytes; area.spellcheck = false; area.setAttribute("aria-label", m.name);
+  edit = { name: m.name, saved: m.content, max: m.max_bytes, area: area, dirty: function () { return area.value != edit.saved; } };
+  if (m.max_bytes) {
+    bar.appendChild(save = button("Save", function () { edit.sent = area.value; send({ type: "save", name: m.name, content: area.value }); say(out, { ok: true, text: "saving\u2026" }); }));
+    bar.appendChild(out = el("small", "said"));
+  }
+  edit.said = out;
+  area.oninput = function () {
+    var n = bytes(area.value), over = m.max_bytes && n > m.max_bytes, dirty = edit.dirty();
+    size.textContent = num(n) + (m.max_bytes ? " of " + num(m.max_bytes) + " bytes" : " bytes, read-only");
+    size.className = "size" + (over ? " over" : "");
+    state.textContent = !m.max_bytes ? "" : dirty ? "unsaved changes" : "saved";
+    state.className = "state " + (dirty ? "dirty" : "clean");
+    if (save) save.disabled = !dirty;
+    fit(area);
+  };
+  area.oninput();
+}
+function saved(m) {
+  if (!edit || edit.name != m.name || !edit.said) return say(said(views.memory), m);
+  if (m.ok) edit.saved = edit.sent;
+  say(edit.said, m);
+  edit.area.oninput();
+  send({ type: "files" }); // the sizes
+}
+addEventListener("resize", function () { if (edit && current == "memory") fit(edit.area); });
+
 // -- rules and watchers: last reading and verdict, pause/resume, check, remove --
 function drawWatchers(m) {
-  var v = views.rules, keep = v.querySelector(".result");
+  var v = views.rules, keep = v.querySelector(".said.top");
   v.textContent = "";
   if (keep) v.appendChild(keep);
   if (!m.watchers.length) v.appendChild(el("p", null, "No watchers yet: ask Mimi to watch something, or use watch_add on the console."));
@@ -132,51 +215,84 @@ function drawWatchers(m) {
     v.appendChild(card);
   });
 }
-// -- usage: tokens a day for 30 days as bars, the daily budget as a line; the newest audit entries --
-function usd(micro) { return micro == null ? "?" : "$" + (micro / 1e6).toFixed(micro < 1e6 ? 4 : 2); }
+
+// -- usage: tokens a day for 30 days, scaled to the largest day; the budget line when in range; the audit log --
+var DEMO = "offline demo (make sim's stand-in: not billed)";
+function usd(micro) { return micro == null ? "price unknown" : micro ? "about $" + (micro / 1e6).toFixed(micro < 1e6 ? 4 : 2) : "$0"; }
 function drawUsage(m) {
-  var w = 300, h = 120, n = m.days.length || 1, bw = w / n, top = m.day_tokens || 0, sum = 0, cost = 0, bars = "";
-  m.days.forEach(function (d) { top = Math.max(top, d[1]); sum += d[1]; cost += d[2] || 0; });
-  top = top || 1;
-  m.days.forEach(function (d, i) {
-    if (!d[1]) return;
-    var bh = Math.max(1, d[1] * (h - 10) / top);
-    bars += '<rect class="bar" x="' + (i * bw + 1).toFixed(1) + '" y="' + (h - bh).toFixed(1) + '" width="' + Math.max(1, bw - 2).toFixed(1) + '" height="' + bh.toFixed(1) + '"><title>' + d[0] + ": " + d[1] + " tokens, about " + usd(d[2]) + "</title></rect>";
+  var w = 300, h = 160, days = m.days, n = days.length || 1, bw = w / n, top = 0, sum = 0, cost = 0, known = true, bars = "";
+  days.forEach(function (d) { top = Math.max(top, d[1]); sum += d[1]; if (d[2] == null) known = false; else cost += d[2]; });
+  var scale = top * 1.08 || 1, fits = top && m.day_tokens && m.day_tokens <= scale, y = function (t) { return (h - t * (h - 2) / scale).toFixed(1); };
+  function about(i) {
+    var d = days[i], demo = i == days.length - 1 ? m.demo : 0;
+    return d[0] + ": " + num(d[1]) + " tokens, " + (demo ? num(demo) + " of them the " + DEMO + ", " : "") + usd(d[2]);
+  }
+  days.forEach(function (d, i) {
+    var x = (i * bw + 1).toFixed(1), bh = d[1] ? Math.max(4, d[1] * (h - 2) / scale) : 0, dh = i == days.length - 1 && m.demo && bh ? Math.min(bh, Math.max(4, bh * m.demo / d[1])) : 0;
+    bars += '<g data-i="' + i + '"><title>' + about(i) + '</title><rect class="hit" x="' + x + '" y="0" width="' + Math.max(1, bw - 2).toFixed(1) + '" height="' + h + '"/>';
+    if (bh) bars += '<rect class="bar" x="' + x + '" y="' + (h - bh).toFixed(1) + '" width="' + Math.max(1, bw - 2).toFixed(1) + '" height="' + bh.toFixed(1) + '"/>';
+    if (dh) bars += '<rect class="bar demo" x="' + x + '" y="' + (h - dh).toFixed(1) + '" width="' + Math.max(1, bw - 2).toFixed(1) + '" height="' + dh.toFixed(1) + '"/>';
+    bars += "</g>";
   });
-  var budget = m.day_tokens ? '<line class="budget" x1="0" x2="' + w + '" y1="' + (h - m.day_tokens * (h - 10) / top).toFixed(1) + '" y2="' + (h - m.day_tokens * (h - 10) / top).toFixed(1) + '" stroke="#d9534f" stroke-dasharray="4 3"/>' : "";
-  var first = m.days.length ? m.days[0][0] : "", last = m.days.length ? m.days[m.days.length - 1][0] : "";
+  var budget = fits ? '<line class="budget" x1="0" x2="' + w + '" y1="' + y(m.day_tokens) + '" y2="' + y(m.day_tokens) + '"/>' : "";
   var rows = m.audit.map(function (a) {
-    return "<tr><td>" + new Date(a[0] * 1000).toISOString().slice(5, 16).replace("T", " ") + "</td><td>" + esc(a[1]) + "</td><td>" + esc(String(a[2])) + "</td><td>" + (a[3] ? "ok" : "FAILED") + "</td><td>" + a[4] + "</td><td>" + esc(a[5]) + "</td><td>" + esc(a[6]) + "</td></tr>";
+    return '<tr><td class="t">' + esc(String(a[2])) + '</td><td class="o ' + (a[3] ? "ok" : "bad") + '">' + (a[3] ? "ok" : "failed") + '</td><td class="w">' + esc(a[1]) + '</td><td class="u">' + new Date(a[0] * 1000).toISOString().slice(5, 16).replace("T", " ") + " UTC, " + a[4] + ' ms</td><td class="in">' + esc(a[5]) + '</td><td class="out">' + esc(a[6]) + "</td></tr>";
   }).join("");
-  views.usage.innerHTML = "<h2>Tokens a day, last " + m.days.length + " days</h2>" +
+  views.usage.innerHTML = (m.demo_answers ? '<p class="demo">The offline demo answers on this board (make sim without an API key): its tokens are counted here and never billed ($0).</p>' : "") +
+    "<h2>Tokens a day, last " + days.length + " days</h2>" +
     '<svg class="chart" viewBox="0 0 ' + w + " " + h + '" preserveAspectRatio="none" role="img" aria-label="tokens per day">' + bars + budget + "</svg>" +
-    '<div class="axis"><small>' + first + "</small><small>" + last + "</small></div><p>" + sum + " tokens, about " + usd(cost) + " in all" +
-    (m.day_tokens ? "; daily budget " + m.day_tokens + " tokens (dashed line)" : "; no daily budget") + "</p>" +
-    "<h2>Audit log, newest " + m.audit.length + '</h2><div class="wide"><table class="audit"><tr><th>UTC</th><th>who</th><th>tool</th><th></th><th>ms</th><th>input</th><th>result</th></tr>' + rows + "</table></div>";
+    '<div class="axis"><small>' + (days.length ? days[0][0] : "") + "</small><small>top " + short(top) + " a day</small><small>" + (days.length ? days[days.length - 1][0] : "") + "</small></div>" +
+    '<p class="pick">' + (top ? "Tap or point at a bar for its day." : "No tokens used in these days.") + "</p>" +
+    "<p>" + num(sum) + " tokens, " + usd(known ? cost : null) + (m.demo ? " (today " + num(m.demo) + " of them the " + DEMO + ", $0)" : "") +
+    (!m.day_tokens ? "; no daily budget" : fits || !top ? "; daily budget " + short(m.day_tokens) + (top ? " (the dashed line)" : "") : '; <span class="off">budget ' + short(m.day_tokens) + ": off the scale</span>") + "</p>" +
+    "<h2>Audit log, newest " + m.audit.length + '</h2><table class="audit"><thead><tr><th>tool</th><th></th><th>who</th><th>when</th><th>input</th><th>result</th></tr></thead><tbody>' + rows + "</tbody></table>";
+  var chart = views.usage.querySelector(".chart"), pick = views.usage.querySelector(".pick");
+  chart.onclick = chart.onmouseover = function (ev) {
+    var g = ev.target.closest("g");
+    if (!g) return;
+    chart.querySelectorAll("g.on").forEach(function (x) { x.classList.remove("on"); });
+    g.classList.add("on");
+    pick.textContent = about(+g.dataset.i);
+  };
 }
+
 window.onView = function (m) {
-  if (m.type == "tool") { // what Claude is doing meanwhile, as Telegram's draft shows it
-    if (!m.chat_id || m.chat_id == chatId()) add("note tool", ({ web_search: "searching the web", web_fetch: "reading a web page" }[m.name] || "running " + m.name) + "\u2026");
+  if (m.type == "hello") { // the views are the owner's: another role's page offers the chat alone
+    owner = !m.role || m.role == "owner";
+    tabs.hidden = !owner;
+    if (!owner && current != "chat") show("chat");
     return true;
   }
   var draw = { status: drawStatus, settings: drawSettings, files: drawFiles, file: drawFile, watchers: drawWatchers, usage: drawUsage }[m.type];
   if (draw) { draw(m); return true; }
-  var done = { set: "settings", save: "memory", watcher: "rules" }[m.type];
-  if (!done) return false;
-  note(views[done], m);
+  if (m.type == "save") { saved(m); return true; }
+  if (m.type == "set") {
+    var f = fields[m.name];
+    say(f ? f.said : said(views.settings), m);
+    send({ type: "settings" });
+    return true;
+  }
+  if (m.type != "watcher") return false;
+  say(said(views.rules), m);
   refresh();
   return true;
 };
+var wide = "padding-left:max(.8em,calc(50% - 400px));padding-right:max(.8em,calc(50% - 400px))";
 var css = el("style");
-css.textContent = "[hidden]{display:none!important}nav{display:flex;background:#4a4163;overflow-x:auto}nav button{flex:1;background:none;border-radius:0;padding:.35em .2em;font-size:.72em;color:#ddd;display:flex;flex-direction:column;align-items:center;gap:.1em;min-width:3.6em}" +
-  "nav button[aria-selected=true]{color:#fff;background:#ffffff1f;box-shadow:inset 0 -3px #a99cff}svg.i{width:1.45em;height:1.45em;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}.view{flex:1;overflow-y:auto;padding:.8em}.tool{font-style:italic}" +
-  "h2{font-size:1em;margin:.2em 0 .5em}table{border-collapse:collapse;width:100%;font-size:.85em}th,td{text-align:left;padding:.25em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}" +
-  "fieldset{border:1px solid #ccc;border-radius:.5em;margin:0 0 .8em;background:#fff}legend{font-weight:600}form.set{display:grid;grid-template-columns:1fr;gap:.25em;padding:.4em 0;border:0;border-bottom:1px solid #eee;background:none}" +
-  "form.set label small{display:block;color:#777}form.set input{font:inherit;padding:.35em;border:1px solid #ccc;border-radius:.4em;min-width:0}form.set button{justify-self:end}" +
-  ".result{padding:.4em .6em;border-radius:.4em}.result.ok{background:#ddf3dd}.result.bad{background:#fde2dd;color:#8a2313}" +
-  ".files button{margin:0 .3em .3em 0;background:#8a8495;font-size:.85em}.files button.on{background:#6c5ce7}.editor textarea{width:100%;font:13px/1.4 ui-monospace,monospace;border:1px solid #ccc;border-radius:.4em;padding:.4em}" +
+css.textContent = "[hidden]{display:none!important}nav{display:flex;background:#4a4163;overflow-x:auto;padding:0 max(0px,calc(50% - 400px))}nav button{flex:1;background:none;border-radius:0;padding:.35em .2em;font-size:.72em;color:#ddd;display:flex;flex-direction:column;align-items:center;gap:.1em;min-width:3.6em}" +
+  "nav button[aria-selected=true]{color:#fff;background:#ffffff1f;box-shadow:inset 0 -3px #a99cff}svg.i{width:1.45em;height:1.45em;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}.view{flex:1;overflow-y:auto;padding:.8em;" + wide + "}" +
+  "h2{font-size:1em;margin:.2em 0 .5em}table{border-collapse:collapse;width:100%;font-size:.85em}th,td{text-align:left;padding:.25em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}" +
+  "details{background:#fff;border-radius:.6em;margin:0 0 .6em;box-shadow:0 1px 2px #0002}summary{padding:.6em .8em;font-weight:600;cursor:pointer}summary .count{font-weight:400;color:#777;margin-left:.5em}details>div{padding:0 .8em .3em}.intro{color:#555;font-size:.85em;margin:0 0 .6em}" +
+  "form.set{display:grid;grid-template-columns:minmax(0,1fr) auto auto;gap:.3em .4em;align-items:center;padding:.5em 0;border:0;border-top:1px solid #eee;background:none}form.set label{grid-column:1/-1}form.set code{font-weight:600}" +
+  "form.set label small{display:block;color:#666;font-size:.85em}form.set input{font:inherit;padding:.35em;border:1px solid #ccc;border-radius:.4em;min-width:0}.reset{background:#8a8495}.said{grid-column:1/-1}.said:empty{display:none}" +
+  ".said{padding:.3em .6em;border-radius:.4em;font-size:.85em;overflow-wrap:anywhere}.said.ok{background:#ddf3dd}.said.bad{background:#fde2dd;color:#8a2313}p.said{margin:0 0 .6em}" +
+  ".files button{margin:0 .3em .3em 0;background:#8a8495;font-size:.85em}.files button small{margin-left:.4em;opacity:.8}.files button.on{background:#6c5ce7}.editor h3{margin:.3em 0;font-size:1em}.editor textarea{display:block;width:100%;height:auto;resize:vertical;font:13px/1.4 ui-monospace,monospace;border:1px solid #ccc;border-radius:.4em;padding:.4em}" +
+  ".savebar{position:sticky;bottom:0;display:flex;flex-wrap:wrap;align-items:center;gap:.3em .6em;padding:.4em 0;background:#f4f1ec}.savebar .size{flex:1;color:#555}.size.over{color:#b52a13;font-weight:600}.state{font-size:.85em;font-weight:600;padding:.1em .5em;border-radius:1em}.state.clean{background:#ddf3dd;color:#23632a}.state.dirty{background:#fff0c2;color:#7a5300}.state:empty{display:none}.savebar .said{flex-basis:100%}" +
   ".card{background:#fff;border-radius:.6em;padding:.6em;margin-bottom:.6em;box-shadow:0 1px 2px #0002}.card.paused{opacity:.7}.card .line{font-size:.8em;color:#555;overflow-wrap:anywhere}.card button{margin:.4em .4em 0 0;font-size:.85em}.card button.deny{background:#8a8495}" +
-  ".chart{width:100%;height:160px;background:#fff;border-radius:.4em}.chart .bar{fill:#6c5ce7}.axis{display:flex;justify-content:space-between;color:#777}.wide{overflow-x:auto}.audit{min-width:44em}.kv th{white-space:nowrap;color:#555}.sparkbox{margin:.3em 0 .6em}.sparkbox small{display:block;color:#777}";
+  ".chart{display:block;width:100%;height:160px;background:#fff;border-radius:.4em}.chart .hit{fill:transparent}.chart .bar{fill:#6c5ce7}.chart .bar.demo{fill:#b9b4c4}.chart g.on .hit{fill:#6c5ce71a}.chart .budget{stroke:#d9534f;stroke-dasharray:4 3;vector-effect:non-scaling-stroke}.axis{display:flex;justify-content:space-between;color:#777}" +
+  ".pick{min-height:1.45em;margin:.3em 0;font-size:.9em}.off,.demo{color:#7a5300}p.demo{background:#fff0c2;padding:.4em .6em;border-radius:.4em}.audit .o.ok{color:#23632a}.audit .o.bad{color:#b52a13;font-weight:600}.audit .in,.audit .out{font-size:.92em;color:#444}.audit .w,.audit .u{white-space:nowrap}" +
+  "@media(max-width:640px){.audit thead{display:none}.audit,.audit tbody{display:block}.audit tr{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:0 .6em;background:#fff;border-radius:.5em;margin-bottom:.5em;padding:.45em .7em;box-shadow:0 1px 2px #0002}.audit td{border:0;padding:.1em 0;min-width:0}.audit .t{font-weight:600}.audit .o,.audit .u{text-align:right}.audit .w{white-space:normal}.audit .in,.audit .out{grid-column:1/-1}}" +
+  ".kv th{white-space:nowrap;color:#555}.sparkbox{margin:.3em 0 .6em}.sparkbox small{display:block;color:#777}";
 document.head.appendChild(css);
 show("chat");
 })();

@@ -10,7 +10,11 @@ class Holder:
 
 
 class RecordingChannel:
-    """Records every message a channel is asked to send."""
+    """Records every message a channel is asked to send (a channel that does not stream: channels.Channel's
+    defaults)."""
+
+    streams = False
+    confirm = None
 
     def __init__(self):
         self.sent = []
@@ -29,13 +33,43 @@ class NormalBoot:
         return services
 
 
-class PartsApp(Holder):
-    """Reads of cron, watchers, heartbeat and mqtt make them, as App's do (mimi/parts.py)."""
+class StubApp(Holder):
+    """The app's wiring as App has it (mimi/app.py): its optional parts None until a test sets one or part()
+    finds it; add_channel, add_service; deliver() hands a rule's /command to the rules before the bus."""
 
-    def __getattr__(self, name):
-        from mimi import parts
+    cron = watchers = heartbeat = mqtt = mcp_client = None
 
-        return parts.made(self, name)
+    def part(self, name):
+        return getattr(self, name)
+
+    def add_channel(self, channel):
+        self.channels[channel.name] = channel
+        return channel
+
+    def add_service(self, service):
+        if service not in self.services:
+            self.services.append(service)
+        return service
+
+    def rules(self):
+        return self.watchers.rules if self.watchers is not None else None
+
+    async def deliver(self, message):
+        rules = self.rules()
+        if rules is None or not await rules.take(message):
+            await self.bus.inbound.put(message)
+
+
+class PartsApp(StubApp):
+    """part() makes cron, watchers, heartbeat and mqtt at the first call, as App's does (mimi/parts.py)."""
+
+    def part(self, name):
+        made = getattr(self, name)
+        if made is None:
+            from mimi import parts
+
+            made = parts.made(self, name)
+        return made
 
     def start_late(self, service):
         from mimi import parts
@@ -58,8 +92,8 @@ def _parts_app():
 
 
 def stub_app(tag, channel_type=RecordingChannel, parts=False):
-    """The app, its files under app.top (remove_tree(app.top) when done); parts: a PartsApp, which makes cron,
-    watchers, heartbeat and mqtt at their first read (health: NormalBoot, the services not started yet)."""
+    """The app, its files under app.top (remove_tree(app.top) when done); parts: a PartsApp, whose part() makes
+    cron, watchers, heartbeat and mqtt at their first need (health: NormalBoot, the services not started yet)."""
     from mimi.bus.message import Bus
     from mimi.channels.commands import Commands
     from mimi.channels.system import SystemChannel
@@ -69,7 +103,7 @@ def stub_app(tag, channel_type=RecordingChannel, parts=False):
 
     esp32.set_flash_dir(None)
     network._reset()
-    app = _parts_app() if parts else Holder()
+    app = _parts_app() if parts else StubApp()
     app.top = tempdir(tag)
     app.config = Config()
     app.flash = Flash(app.top + "/data")
@@ -80,7 +114,7 @@ def stub_app(tag, channel_type=RecordingChannel, parts=False):
     app.channels = {"cli": channel_type(), "telegram": channel_type(), "websocket": channel_type()}
     app.console = Holder()
     app.console.commands = Commands(app, app.console)
-    app.system = SystemChannel(app)
+    app.system = app.add_channel(SystemChannel(app))
     app.models = Holder()
     app.models.answered = None  # no turn answered yet (llm/models.py)
     return app

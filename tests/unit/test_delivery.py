@@ -207,7 +207,7 @@ def _bare_channel(top, commands=None):
     import esp32
     from mimi.bus.message import Bus
     from mimi.config import Config
-    from mimi.telegram.channel import Telegram
+    from mimi.telegram.channel import COMMANDS, Telegram
 
     esp32.set_flash_dir(None)
     app = _Holder()
@@ -216,7 +216,11 @@ def _bare_channel(top, commands=None):
     app.flash.root = top
     app.console = _Holder()
     app.console.commands = _Commands() if commands is None else commands(app, app.console)
-    return Telegram(app)
+    channel = Telegram(app)  # wired as app.py does: its channel, its service, its console lines
+    app.channels[channel.name] = channel
+    app.services.append(channel)
+    app.console.commands.add_lines(COMMANDS)
+    return channel
 
 
 def _telegram_channel(top, api):
@@ -291,8 +295,8 @@ def test_a_board_without_a_bot_token_loads_the_allowlist_code_at_the_first_tg_co
             app, commands = channel.app, channel.app.console.commands
             assert [name for name in ("tg_allow", "tg_role", "tg_deny", "tg_allowlist") if name in commands.names()] \
                 == ["tg_allow", "tg_role", "tg_deny", "tg_allowlist"]
-            assert app.channels["telegram"] is channel and app.services == [channel]
-            assert not hasattr(channel, "note") and callable(channel.confirm)  # asked for, not called: no bot yet
+            assert channel.name == "telegram" and channel.streams
+            assert callable(channel.confirm)  # a channel's calls are there before the bot is made
             assert not imported("mimi.telegram.allowlist") and not imported("mimi.telegram.bot")
             run(commands.execute("tg_allow 42 owner"))
             assert app.config.get("tg_config", "allowlist") == "42" and roles.owners(app.config) == [42]

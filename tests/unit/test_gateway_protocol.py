@@ -130,10 +130,11 @@ def _port():
 
 def _idle_gateway(tag):
     """The app, its gateway made as at boot and not yet started (remove_tree(app.top) when done)."""
-    from mimi.gateway.server import Gateway
+    from mimi.gateway import server
 
     app = stub_app(tag)
-    app.gateway = Gateway(app)
+    app.gateway = app.add_service(app.add_channel(server.Gateway(app)))  # wired as app.py does
+    app.console.commands.add_lines(server.COMMANDS)
     return app
 
 

@@ -334,8 +334,8 @@ def test_a_call_runs_through_the_registry_as_the_mcp_role_and_unattended():
 def test_ask_puts_a_turn_of_the_agent_on_the_bus_and_answers_with_its_reply():
     app = _app("mcp-ask")
     try:
-        asks = Asks(app)
-        assert app.channels["mcp"] is asks
+        asks = app.add_channel(Asks(app))  # as the MCP server adds it at the first ask
+        assert app.channels["mcp"] is asks and asks.name == "mcp"
 
         async def agent(reply, kind="reply"):  # the agent's part: a turn taken, its reply dispatched
             question = await app.bus.inbound.get()

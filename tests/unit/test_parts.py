@@ -1,5 +1,5 @@
-# The app's optional parts (mimi/parts.py): made at their first read, started late once, never in safe mode;
-# their making's code let go once done.
+# The app's optional parts (mimi/parts.py): made at the first part(name), never by a read, started late once,
+# never in safe mode; their making's code let go once done.
 import asyncio
 
 from stub_app import stub_app
@@ -23,16 +23,17 @@ def _safe_mode(app):
     return app.health
 
 
-def test_a_part_is_made_at_its_first_read_and_starts_with_the_services_or_at_once():
+def test_a_part_is_made_at_its_first_need_and_starts_with_the_services_or_at_once():
     app = _app("parts")
     try:
-        cron = app.cron  # before the network services start: it joins them, no task of its own
-        assert app.cron is cron and app.services == [cron] and app.tasks == []
+        assert app.cron is None and not app.services  # a read makes nothing
+        cron = app.part("cron")  # before the network services start: it joins them, no task of its own
+        assert app.part("cron") is cron and app.cron is cron and app.services == [cron] and app.tasks == []
         assert not imported("mimi.parts")  # let go once the part is made
         app.services_started = True
 
         async def later():
-            heartbeat = app.heartbeat  # after: started at once, its task kept
+            heartbeat = app.part("heartbeat")  # after: started at once, its task kept
             assert app.services == [cron, heartbeat] and len(app.tasks) == 1
             assert app.start_late(heartbeat) is None and len(app.tasks) == 1  # a service starts once
             await asyncio.sleep(0)  # the task runs (its first wait), then stops with the test
@@ -40,8 +41,8 @@ def test_a_part_is_made_at_its_first_read_and_starts_with_the_services_or_at_onc
 
         run(later())
         try:
-            app.not_a_part
-            raise AssertionError("an unknown attribute was made")
+            app.part("not_a_part")
+            raise AssertionError("an unknown part was made")
         except AttributeError:
             pass
     finally:
@@ -53,7 +54,7 @@ def test_safe_mode_starts_no_late_service_and_says_why():
     try:
         health = _safe_mode(app)
         app.services_started = True
-        cron = app.cron  # a tool or a command needs it: made, but not run on this boot
+        cron = app.part("cron")  # a tool or a command needs it: made, but not run on this boot
         assert app.services == [cron] and app.tasks == []
         why = app.start_late(cron)
         assert why == ("the board is in safe mode (3 crashes soon after boot): console and gateway only; "
@@ -67,13 +68,13 @@ def test_mqtt_is_none_and_unloaded_without_a_broker_and_held_back_in_safe_mode()
     app = _app("parts-mqtt")
     try:
         with NotImported("mimi.mqtt.channel"):
-            assert app.mqtt is None and not imported("mimi.mqtt.channel")  # off: nothing of it loaded
+            assert app.part("mqtt") is None and not imported("mimi.mqtt.channel")  # off: nothing of it loaded
             assert not imported("mimi.parts")
         _safe_mode(app)
         app.services_started = True
         app.config.set("mqtt_config", "host", "192.168.1.10")  # what mqtt_set saves
-        channel = app.mqtt  # made at this read, as mqtt_set does
-        assert app.services == [channel] and app.tasks == [] and not channel.running  # never started
+        channel = app.part("mqtt")  # made now, as mqtt_set does
+        assert app.services == [channel] and app.channels["mqtt"] is channel and app.tasks == [] and not channel.running  # never started
         assert "mqtt_publish" in app.registry.tools
         why = app.start_late(channel)
         assert why.startswith("the board is in safe mode (3 crashes soon after boot)")

@@ -72,7 +72,7 @@ def test_a_rule_is_checked_when_added_and_every_error_names_its_field():
     top = tempdir("rcheck")
     app = _rules_app(top)
     try:
-        add = app.watchers.add
+        add = app.part("watchers").add
 
         def refused(rule, source="temperature", role="owner"):
             return str(raises(WatchError, add, "r", source, 5, "a rule", OWNER_CHAT, role, rule))
@@ -97,7 +97,7 @@ def test_a_rule_is_checked_when_added_and_every_error_names_its_field():
             {"when": {"above": 1}, "do": [FAN_ON]})
         assert refused({"do": [FAN_ON]}, "command:/help").startswith("/help is a built-in command")
         assert refused({"do": [FAN_ON]}, "command:/status").startswith("/status is a built-in command")
-        assert app.watchers.watchers() == []  # nothing refused was kept
+        assert app.part("watchers").watchers() == []  # nothing refused was kept
     finally:
         _done(app)
         remove_tree(top)
@@ -108,11 +108,11 @@ def test_a_rule_with_rearm_fires_once_per_crossing_and_otherwise_runs_on_the_way
     app = _rules_app(top)
     sensors = top + "/sensors.json"
     try:
-        watcher = app.watchers.add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
+        watcher = app.part("watchers").add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
         outcomes = []
         for degrees in (20, 29, 30, 27, 29, 25, 29):  # over, still over, in between, over again, down, up
             _temperature(sensors, degrees)
-            outcomes.append(run(app.watchers.tick(watcher)))
+            outcomes.append(run(app.part("watchers").tick(watcher)))
         assert outcomes == ["quiet", "fired", "quiet", "quiet", "quiet", "fired", "fired"]
         said = [m.content for m in _out(app)]
         assert said == ["hot: 29 C at heat", "hot: 29 C at heat"]  # the fan's own calls say nothing more
@@ -127,15 +127,15 @@ def test_a_rule_survives_a_restart_and_does_not_fire_twice():
     top = tempdir("rboot")
     app = _rules_app(top, degrees=30)
     try:
-        watcher = app.watchers.add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
-        assert run(app.watchers.tick(watcher)) == "fired"
+        watcher = app.part("watchers").add("heat", "temperature", 1, "fan over 28 C", OWNER_CHAT, "operator", HEAT)
+        assert run(app.part("watchers").tick(watcher)) == "fired"
         kept = Store(app.flash.root).get("heat")  # what a reboot reads back
         assert kept["rule"] == watcher["rule"] and kept["state"]["on"] is True and kept["state"]["fired"] == 1
-        del app.watchers  # a restart on the same flash, still above the threshold
+        app.watchers = None  # a restart on the same flash, still above the threshold
         app.services, app.running = [], []
-        again = app.watchers.store.get("heat")
-        assert app.watchers.rules is not None  # the engine came back with the rule
-        assert run(app.watchers.tick(again)) == "quiet"  # it fired before the reboot: not again
+        again = app.part("watchers").store.get("heat")
+        assert app.part("watchers").rules is not None  # the engine came back with the rule
+        assert run(app.part("watchers").tick(again)) == "quiet"  # it fired before the reboot: not again
     finally:
         _done(app)
         remove_tree(top)
@@ -147,9 +147,9 @@ def test_a_failed_action_is_reported_once_and_the_rule_stays_armed():
     try:
         rule = {"when": {"above": 28}, "do": [{"tool": "gpio_write", "input": {"pin": 6, "value": 1}}]}
         app.config.set("tool_config", "gpio_allow", "4,5,6")
-        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        watcher = app.part("watchers").add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
         app.config.set("tool_config", "gpio_allow", "4,5")  # the owner takes pin 6 back
-        assert [run(app.watchers.tick(watcher)) for _ in range(3)] == ["failed"] * 3
+        assert [run(app.part("watchers").tick(watcher)) for _ in range(3)] == ["failed"] * 3
         (report,) = _out(app)
         assert report.content.startswith("[rule heat] gpio_write failed: GPIO 6 is not allowed")
         assert "stays armed" in report.content and watcher["state"]["on"] is False
@@ -165,10 +165,10 @@ def test_a_rule_that_loops_is_paused_by_its_hourly_cap_and_the_owner_told():
     try:
         app.config.set("safety_config", "rule_fires_hour", "3")
         rule = {"when": {"changes": True}, "do": [{"say": "now {value}"}]}
-        watcher = app.watchers.add("flap", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        watcher = app.part("watchers").add("flap", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
         for degrees in range(20, 26):
             _temperature(sensors, degrees)
-            run(app.watchers.tick(watcher))
+            run(app.part("watchers").tick(watcher))
         assert len(_out(app)) == 3 and watcher["paused"]
         assert app.owner.told == ["rule flap fired 3 times within an hour (safety_config.rule_fires_hour), so it "
                                   "is paused; watch_resume flap starts it again"]
@@ -182,24 +182,24 @@ def test_an_owner_command_runs_at_once_for_the_roles_its_author_has():
     app = _rules_app(top)
     try:
         rule = {"when": {"equals": "on"}, "do": [FAN_ON, {"say": "fan on ({args})"}], "otherwise": [FAN_OFF]}
-        app.watchers.add("fan", "command:/fan", 0, "the fan", OWNER_CHAT, "operator", rule)
-        app.watchers.rules.start(app.watchers.store.get("fan"))
+        app.part("watchers").add("fan", "command:/fan", 0, "the fan", OWNER_CHAT, "operator", rule)
+        app.part("watchers").rules.start(app.part("watchers").store.get("fan"))
         operator = Message("telegram", "7", "/fan on", {"user_id": 7, "role": "operator", "update_id": 3})
-        run(app.bus.deliver(operator))
+        run(app.deliver(operator))
         assert app.bus.inbound.empty()  # taken before the agent's queue: no model call
         (reply,) = _out(app)
         assert (reply.chat_id, reply.meta["kind"], reply.meta["request"]["update_id"]) == ("7", "reply", 3)
         assert 'gpio_write: {"pin": 5, "value": 1}' in reply.content and "fan on (on)" in reply.content
         observer = Message("telegram", "9", "/fan@mimi_bot off", {"user_id": 9, "role": "observer"})
-        run(app.bus.deliver(observer))
+        run(app.deliver(observer))
         refused = _out(app)[0].content
         assert "gpio_write failed: gpio_write was not run: it needs the operator role" in refused
         assert machine.written(5)[0] == 1  # the observer switched nothing off
-        run(app.bus.deliver(Message("telegram", "7", "/weather today", {"role": "operator"})))
+        run(app.deliver(Message("telegram", "7", "/weather today", {"role": "operator"})))
         assert app.bus.inbound.get_nowait().content == "/weather today"  # not a rule: the agent's
-        assert app.watchers.rules.help_lines() == ["/fan \u2014 rule fan"]
+        assert app.part("watchers").rules.help_lines() == ["/fan \u2014 rule fan"]
         assert app.console.commands.entry("fan")[1] == "fan [args]"  # and `fan off` on the console
-        app.console.chat = lambda text: app.bus.deliver(Message("cli", "console", text, {}))  # as Console's
+        app.console.chat = lambda text: app.deliver(Message("cli", "console", text, {}))  # as Console's
         run(app.console.commands.execute("fan off"))
         assert machine.written(5)[0] == 0 and "gpio_write" in _out(app)[0].content
     finally:
@@ -213,10 +213,10 @@ def test_a_pin_edge_switches_a_pin_and_says_so_without_the_model():
     sensors = top + "/sensors.json"
     try:
         rule = {"do": [FAN_ON, {"say": "door open"}]}
-        app.watchers.add("door", "gpio:4:rising", 0, "the door", OWNER_CHAT, "owner", rule)
+        app.part("watchers").add("door", "gpio:4:rising", 0, "the door", OWNER_CHAT, "owner", rule)
 
         async def press():
-            app.watchers.rules.start(app.watchers.store.get("door"))
+            app.part("watchers").rules.start(app.part("watchers").store.get("door"))
             await asyncio.sleep(0.05)
             write(sensors, json.dumps({"gpio": {"4": 1}}))  # the door opens: a rising edge
             for _ in range(100):
@@ -225,11 +225,11 @@ def test_a_pin_edge_switches_a_pin_and_says_so_without_the_model():
                 await asyncio.sleep(0.01)
             write(sensors, json.dumps({"gpio": {"4": 0}}))  # closes: a falling edge, not this rule's
             await asyncio.sleep(0.1)
-            app.watchers.rules.stop("door")
+            app.part("watchers").rules.stop("door")
 
         run(press())
         assert [m.content for m in _out(app)] == ["door open"] and machine.written(5)[0] == 1
-        assert app.watchers.store.get("door")["state"]["fired"] == 1 and app.bus.inbound.empty()
+        assert app.part("watchers").store.get("door")["state"]["fired"] == 1 and app.bus.inbound.empty()
     finally:
         _done(app)
         remove_tree(top)
@@ -239,8 +239,8 @@ def test_watch_check_says_what_the_rule_would_do_and_runs_nothing():
     top = tempdir("rdry")
     app = _rules_app(top, degrees=31)
     try:
-        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "operator", HEAT)
-        said = run(app.watchers.dry_run(watcher))
+        watcher = app.part("watchers").add("heat", "temperature", 1, "x", OWNER_CHAT, "operator", HEAT)
+        said = run(app.part("watchers").dry_run(watcher))
         assert said == 'reading 31: would run gpio_write {"pin": 5, "value": 1}; say "hot: {value} C at {name}"'
         assert machine.written(5) is None or watcher["state"]["fired"] == 0
         assert rule_schema.describe(watcher["rule"]) == (
@@ -256,17 +256,17 @@ def test_the_rule_engine_is_loaded_only_once_a_rule_exists_and_rules_have_their_
     with NotImported("mimi.watch.rules", "mimi.watch.rule_schema"):
         app = _rules_app(top)
         try:
-            app.watchers.add("model", "temperature", 60, "tell me when hot", OWNER_CHAT, "owner")
-            assert not imported("mimi.watch.rules") and app.watchers.rules is None
+            app.part("watchers").add("model", "temperature", 60, "tell me when hot", OWNER_CHAT, "owner")
+            assert not imported("mimi.watch.rules") and app.part("watchers").rules is None
             for i in range(WATCHERS_MAX - 1):
-                app.watchers.add("m{}".format(i), "temperature", 60, "x", OWNER_CHAT, "owner")
+                app.part("watchers").add("m{}".format(i), "temperature", 60, "x", OWNER_CHAT, "owner")
             for i in range(RULES_MAX):  # the model's eight are full; rules have room of their own
-                app.watchers.add("r{}".format(i), "temperature", 1, "x", OWNER_CHAT, "owner", HEAT)
-            assert imported("mimi.watch.rules") and app.watchers.rules is not None
+                app.part("watchers").add("r{}".format(i), "temperature", 1, "x", OWNER_CHAT, "owner", HEAT)
+            assert imported("mimi.watch.rules") and app.part("watchers").rules is not None
             assert "16 watchers with a local rule" in str(raises(
-                WatchError, app.watchers.add, "r99", "temperature", 1, "x", OWNER_CHAT, "owner", HEAT))
+                WatchError, app.part("watchers").add, "r99", "temperature", 1, "x", OWNER_CHAT, "owner", HEAT))
             assert "8 watchers judged by the model" in str(raises(
-                WatchError, app.watchers.add, "m99", "temperature", 60, "x", OWNER_CHAT, "owner"))
+                WatchError, app.part("watchers").add, "m99", "temperature", 60, "x", OWNER_CHAT, "owner"))
         finally:
             _done(app)
             remove_tree(top)
@@ -292,7 +292,7 @@ def test_a_rule_is_set_replaced_and_taken_away_on_the_console():
         text = "".join(lines)
         assert 'rule set: heat' in text and 'rule: when above 28: say "hot"  [never fired]' in text
         assert "error: rule.do: missing" in text and "rule removed: heat" in text
-        assert "rule" not in app.watchers.store.get("heat")
+        assert "rule" not in app.part("watchers").store.get("heat")
     finally:
         _done(app)
         remove_tree(top)
@@ -311,15 +311,15 @@ def test_debounce_ms_is_taken_for_a_pin_edge_and_refused_elsewhere_naming_the_fi
         assert "error: rule.debounce_ms: milliseconds from 0 to 10000" in typed
         assert "error: rule.debounce_ms: only a pin edge (gpio:<pin>:rising, falling or change) is debounced; " \
                "leave it out for this source" in typed
-        assert "rule" not in app.watchers.store.get("heat")
-        assert app.watchers.store.get("door")["rule"]["debounce_ms"] == 200  # the refused change kept nothing
+        assert "rule" not in app.part("watchers").store.get("heat")
+        assert app.part("watchers").store.get("door")["rule"]["debounce_ms"] == 200  # the refused change kept nothing
 
         async def bounce():  # a switch bouncing: edges 20 ms apart are one, one 300 ms later is another
-            app.watchers.rules.start(app.watchers.store.get("door"))
+            app.part("watchers").rules.start(app.part("watchers").store.get("door"))
             for level, pause in ((1, 0.02), (0, 0.02), (1, 0.3), (0, 0.05)):
                 machine.edge(4, level)
                 await asyncio.sleep(pause)
-            app.watchers.rules.stop("door")
+            app.part("watchers").rules.stop("door")
 
         run(bounce())
         assert [m.content for m in _out(app)] == ["door 1", "door 0"]
@@ -334,22 +334,22 @@ def test_watch_check_asks_the_engines_own_decision_cooldown_and_pause_included()
     sensors = top + "/sensors.json"
     try:
         rule = {"when": {"above": 28}, "do": [{"say": "hot: {value} C"}], "cooldown_s": 600}
-        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
-        assert run(app.watchers.dry_run(watcher)) == 'reading 29: would run say "hot: {value} C"'
-        assert run(app.watchers.tick(watcher)) == "fired"
-        assert run(app.watchers.dry_run(watcher)) == "reading 29: nothing to do (already fired)"
+        watcher = app.part("watchers").add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", rule)
+        assert run(app.part("watchers").dry_run(watcher)) == 'reading 29: would run say "hot: {value} C"'
+        assert run(app.part("watchers").tick(watcher)) == "fired"
+        assert run(app.part("watchers").dry_run(watcher)) == "reading 29: nothing to do (already fired)"
         _temperature(sensors, 25)
-        assert run(app.watchers.dry_run(watcher)) == "reading 25: would run nothing, and re-arm"
-        assert run(app.watchers.tick(watcher)) == "rearmed"
+        assert run(app.part("watchers").dry_run(watcher)) == "reading 25: would run nothing, and re-arm"
+        assert run(app.part("watchers").tick(watcher)) == "rearmed"
         _temperature(sensors, 30)  # over again within the cooldown: the engine holds it, and watch_check says so
-        said = run(app.watchers.dry_run(watcher))
+        said = run(app.part("watchers").dry_run(watcher))
         assert said.startswith('reading 30: would run say "hot: {value} C", but not now: cooling down for ')
         assert said.endswith(" s more (cooldown_s 600)") and 590 < int(said.split("for ")[1].split(" ")[0]) <= 600
-        assert run(app.watchers.tick(watcher)) == "cooling down"
+        assert run(app.part("watchers").tick(watcher)) == "cooling down"
         watcher["state"]["at"] -= 600  # ten minutes later
-        assert run(app.watchers.dry_run(watcher)) == 'reading 30: would run say "hot: {value} C"'
-        app.watchers.pause("heat")
-        assert run(app.watchers.dry_run(watcher)) == ('reading 30: would run say "hot: {value} C", but not now: '
+        assert run(app.part("watchers").dry_run(watcher)) == 'reading 30: would run say "hot: {value} C"'
+        app.part("watchers").pause("heat")
+        assert run(app.part("watchers").dry_run(watcher)) == ('reading 30: would run say "hot: {value} C", but not now: '
                                                       "the rule is paused (watch_resume heat)")
         assert [m.content for m in _out(app)] == ["hot: 29 C"]
     finally:
@@ -363,16 +363,16 @@ def test_the_cooldown_holds_a_firing_never_the_way_back():
     sensors = top + "/sensors.json"
     try:
         heat = dict(HEAT, cooldown_s=600)
-        watcher = app.watchers.add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", heat)
-        assert run(app.watchers.tick(watcher)) == "fired" and machine.written(5)[0] == 1
+        watcher = app.part("watchers").add("heat", "temperature", 1, "x", OWNER_CHAT, "owner", heat)
+        assert run(app.part("watchers").tick(watcher)) == "fired" and machine.written(5)[0] == 1
         _temperature(sensors, 25)  # down again within the cooldown: the fan goes off all the same
-        assert run(app.watchers.dry_run(watcher)) == 'reading 25: would run gpio_write {"pin": 5, "value": 0}'
-        assert run(app.watchers.tick(watcher)) == "fired" and machine.written(5)[0] == 0
+        assert run(app.part("watchers").dry_run(watcher)) == 'reading 25: would run gpio_write {"pin": 5, "value": 0}'
+        assert run(app.part("watchers").tick(watcher)) == "fired" and machine.written(5)[0] == 0
         _temperature(sensors, 29)  # a firing of `do` is what the cooldown holds
-        assert run(app.watchers.tick(watcher)) == "cooling down" and machine.written(5)[0] == 0
+        assert run(app.part("watchers").tick(watcher)) == "cooling down" and machine.written(5)[0] == 0
         door = {"when": {"equals": 1}, "do": [FAN_ON], "otherwise": [FAN_OFF], "cooldown_s": 600}
-        edge = app.watchers.add("door", "gpio:4:change", 0, "x", OWNER_CHAT, "owner", door)
-        outcomes = [run(app.watchers.rules.event(edge, level)) for level in (1, 0, 1)]  # the pin's edges
+        edge = app.part("watchers").add("door", "gpio:4:change", 0, "x", OWNER_CHAT, "owner", door)
+        outcomes = [run(app.part("watchers").rules.event(edge, level)) for level in (1, 0, 1)]  # the pin's edges
         assert outcomes == ["fired", "fired", "cooling down"] and machine.written(5)[0] == 0
     finally:
         _done(app)

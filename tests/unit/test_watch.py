@@ -44,7 +44,7 @@ def _app(sensors=None):
     watch_setup(app)
     load_builtins(app.registry, ["mimi.tools.gpio", "mimi.tools.system", "mimi.tools.watch_tools"])
     app.config.set("tool_config", "gpio_allow", "4,5")
-    app.watchers  # the service these tests drive (made at the first watcher otherwise)
+    app.part("watchers")  # the service these tests drive (made at the first watcher otherwise)
     return app
 
 
@@ -192,14 +192,14 @@ class _Slow:
 def test_a_tool_source_is_a_registry_call_of_the_watchers_turn_audited_and_timed_out():
     app = _guarded_app()
     try:
-        watcher = app.watchers.add("board", "tool:system_info", 60, "tell me if the heap runs low", OWNER_CHAT,
+        watcher = app.part("watchers").add("board", "tool:system_info", 60, "tell me if the heap runs low", OWNER_CHAT,
                                    "owner")
-        assert run(app.watchers.tick(watcher)) == "queued"
+        assert run(app.part("watchers").tick(watcher)) == "queued"
         assert '"firmware": "MimiClaw-Py' in _turn(app).content
         assert _audited(app) == [("telegram", "42", "system_info", True)]  # in the watcher's chat, like a chat's
         app.registry.add(_Slow(), "test")
-        slow = app.watchers.add("slow", "tool:slow_sensor", 60, "x", OWNER_CHAT, "owner")
-        assert run(app.watchers.tick(slow)) == "unreadable"  # the registry's timeout, the tool's own 0.2 s
+        slow = app.part("watchers").add("slow", "tool:slow_sensor", 60, "x", OWNER_CHAT, "owner")
+        assert run(app.part("watchers").tick(slow)) == "unreadable"  # the registry's timeout, the tool's own 0.2 s
         assert slow["history"][-1]["reading"] == "unreadable: slow_sensor timed out after 0.2 s"
         assert _audited(app)[-1] == ("telegram", "42", "slow_sensor", False) and app.bus.inbound.empty()
     finally:
@@ -216,21 +216,21 @@ def test_a_tool_the_policy_blocks_is_refused_as_a_source_when_added_and_when_rea
         policy.set_level(app.config, "system_info", "blocked", tools["system_info"])
         blocked = ("a watcher cannot read system_info: system_info is blocked on this device (tool_policy "
                    "system_info <level> unblocks it)")
-        assert str(raises(SourceError, app.watchers.add, "board", "tool:system_info", 60, "x", OWNER_CHAT,
+        assert str(raises(SourceError, app.part("watchers").add, "board", "tool:system_info", 60, "x", OWNER_CHAT,
                           "owner")) == blocked
         policy.set_level(app.config, "system_info", "confirm", tools["system_info"])
         assert "system_info is set to confirm (tool_policy): nobody is there to press Approve when a watcher " \
-               "reads it" in str(raises(SourceError, app.watchers.add, "board", "tool:system_info", 60, "x",
+               "reads it" in str(raises(SourceError, app.part("watchers").add, "board", "tool:system_info", 60, "x",
                                         OWNER_CHAT, "owner"))
-        assert str(raises(SourceError, app.watchers.add, "pin", 'tool:gpio_read{"pin": 4}', 60, "x", OWNER_CHAT,
+        assert str(raises(SourceError, app.part("watchers").add, "pin", 'tool:gpio_read{"pin": 4}', 60, "x", OWNER_CHAT,
                           "observer")) == ("a watcher cannot read gpio_read: gpio_read needs the operator role and "
                                            "this watcher acts as observer")
-        assert app.watchers.watchers() == []  # nothing refused was kept
+        assert app.part("watchers").watchers() == []  # nothing refused was kept
         policy.set_level(app.config, "system_info", "autonomous", tools["system_info"])
-        watcher = app.watchers.add("board", "tool:system_info", 60, "x", OWNER_CHAT, "owner")
+        watcher = app.part("watchers").add("board", "tool:system_info", 60, "x", OWNER_CHAT, "owner")
         policy.set_level(app.config, "system_info", "blocked", tools["system_info"])  # blocked later: not read
         platform.log_to(lines.append)
-        assert run(app.watchers.tick(watcher)) == "unreadable"
+        assert run(app.part("watchers").tick(watcher)) == "unreadable"
         assert lines == ["watch: board could not read tool:system_info: " + blocked]
         assert watcher["history"][-1]["reading"] == "unreadable: " + blocked
         assert _audited(app) == [] and app.bus.inbound.empty()  # never run, never judged
@@ -247,18 +247,18 @@ def test_a_tick_queues_one_judging_turn_for_the_watchers_chat():
     app = _app(_sensors(top, {"adc": {"4": 2500}}))
     try:
         app.config.set("llm_config", "watch_model", "claude-haiku-small")
-        watcher = app.watchers.add("greenhouse", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "operator")
-        assert run(app.watchers.tick(watcher)) == "queued"
+        watcher = app.part("watchers").add("greenhouse", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "operator")
+        assert run(app.part("watchers").tick(watcher)) == "queued"
         turn = _turn(app)
         assert turn.channel == "system" and turn.chat_id == "telegram:42"
         assert turn.meta["watcher"] == "greenhouse" and turn.meta["model"] == "claude-haiku-small"
         assert turn.meta["role"] == "operator" and turn.meta["session"] is None
         assert "tell me above 2 V" in turn.content and '"millivolts": 2500' in turn.content
         assert WATCH_OK in turn.content and "(no earlier readings)" in turn.content
-        assert run(app.watchers.tick(watcher)) == "busy"  # one reading judged at a time
+        assert run(app.part("watchers").tick(watcher)) == "busy"  # one reading judged at a time
         run(_answer(app, turn, "WATCH_OK"))
         assert app.channels["telegram"].sent == []  # silence
-        run(app.watchers.tick(watcher))
+        run(app.part("watchers").tick(watcher))
         assert "-> WATCH_OK" in _turn(app).content  # the history reaches the next turn
     finally:
         _done(app)
@@ -268,17 +268,17 @@ def test_a_tick_queues_one_judging_turn_for_the_watchers_chat():
 def test_a_notice_and_an_action_reach_the_chat_and_other_system_turns_pass_through():
     app = _app()
     try:
-        watcher = app.watchers.add("heat", "temperature", 60, "switch GPIO 4 on above 35 C", OWNER_CHAT, "owner")
-        run(app.watchers.tick(watcher))
+        watcher = app.part("watchers").add("heat", "temperature", 60, "switch GPIO 4 on above 35 C", OWNER_CHAT, "owner")
+        run(app.part("watchers").tick(watcher))
         run(_answer(app, _turn(app), "The chip is at 41 C."))
-        run(app.watchers.tick(watcher))
+        run(app.part("watchers").tick(watcher))
         results = run(_answer(app, _turn(app), "WATCH_OK", [("gpio_write", {"pin": 4, "value": 1}),
                                                            ("gpio_read", {"pin": 4})]))
         assert results[0] == ('{"pin": 4, "value": 1}', False)
         sent = app.channels["telegram"].sent
         assert sent[0] == "[watcher heat] The chip is at 41 C."
         assert sent[1] == '[watcher heat]\nActions:\n- gpio_write {"pin": 4, "value": 1}: done'  # reads not listed
-        verdicts = [h["verdict"] for h in app.watchers.store.get("heat")["history"]]
+        verdicts = [h["verdict"] for h in app.part("watchers").store.get("heat")["history"]]
         assert verdicts == ["told: The chip is at 41 C.", "WATCH_OK; acted: gpio_write (done)"]
         request = {"target": ("cli", "console")}
         cron_turn = Message("system", "cli:console", "Reminder!", {"kind": "reply", "request": request})
@@ -293,9 +293,9 @@ def test_over_the_hourly_cap_actions_are_refused_and_the_owner_told_once():
     try:
         app.config.set("safety_config", "watch_acts_hour", "2")
         clock = [0]
-        app.watchers.limits.acts.clock = lambda: clock[0]
-        watcher = app.watchers.add("relay", "temperature", 60, "toggle GPIO 4", OWNER_CHAT, "owner")
-        run(app.watchers.tick(watcher))
+        app.part("watchers").limits.acts.clock = lambda: clock[0]
+        watcher = app.part("watchers").add("relay", "temperature", 60, "toggle GPIO 4", OWNER_CHAT, "owner")
+        run(app.part("watchers").tick(watcher))
         calls = [("gpio_write", {"pin": 4, "value": v}) for v in (1, 0, 1)]
         results = run(_answer(app, _turn(app), "Toggled.", calls))
         assert [r[1] for r in results] == [False, False, True]
@@ -303,14 +303,14 @@ def test_over_the_hourly_cap_actions_are_refused_and_the_owner_told_once():
         pushed = app.channels["telegram"].sent[-1]
         assert pushed.startswith("[watcher relay] Toggled.\nActions:\n")
         assert "NOT done: gpio_write was not run" in pushed
-        run(app.watchers.tick(watcher))
+        run(app.part("watchers").tick(watcher))
         run(_answer(app, _turn(app), "Too hot!"))  # a plain message is an action too: over the cap, not sent
         assert len(app.channels["telegram"].sent) == 1
         assert len(app.owner.told) == 1 and "cap of 2 actions per hour" in app.owner.told[0]
         chat_call = run(app.registry.execute("gpio_write", {"pin": 4, "value": 0}, turns.console()))
         assert chat_call[1] is False  # a chat's call is not capped
         clock[0] = 3600 * 1000  # an hour later the budget is back
-        run(app.watchers.tick(watcher))
+        run(app.part("watchers").tick(watcher))
         run(_answer(app, _turn(app), "Too hot!"))
         assert app.channels["telegram"].sent[-1] == "[watcher relay] Too hot!"
     finally:
@@ -322,12 +322,12 @@ def test_evaluations_per_minute_are_capped_across_watchers():
     try:
         app.config.set("safety_config", "watch_evals_min", "2")
         clock = [0]
-        app.watchers.limits.evals.clock = lambda: clock[0]
-        watchers = [app.watchers.add("t{}".format(i), "temperature", 60, "x", OWNER_CHAT, "owner") for i in range(3)]
-        assert [run(app.watchers.tick(w)) for w in watchers] == ["queued", "queued", "capped"]
+        app.part("watchers").limits.evals.clock = lambda: clock[0]
+        watchers = [app.part("watchers").add("t{}".format(i), "temperature", 60, "x", OWNER_CHAT, "owner") for i in range(3)]
+        assert [run(app.part("watchers").tick(w)) for w in watchers] == ["queued", "queued", "capped"]
         clock[0] = 60 * 1000
         _turn(app), _turn(app)
-        assert run(app.watchers.tick(watchers[2])) == "queued"
+        assert run(app.part("watchers").tick(watchers[2])) == "queued"
     finally:
         _done(app)
 
@@ -335,10 +335,10 @@ def test_evaluations_per_minute_are_capped_across_watchers():
 def test_an_unreadable_source_tells_the_chat_after_a_few_ticks_without_an_llm_call():
     app = _app()
     try:
-        watcher = app.watchers.add("door", "gpio:5", 60, "tell me when the door opens", OWNER_CHAT, "owner")
+        watcher = app.part("watchers").add("door", "gpio:5", 60, "tell me when the door opens", OWNER_CHAT, "owner")
         app.config.set("tool_config", "gpio_allow", "4")
         for _ in range(FAILS_BEFORE_NOTICE):
-            assert run(app.watchers.tick(watcher)) == "unreadable"
+            assert run(app.part("watchers").tick(watcher)) == "unreadable"
         assert app.bus.inbound.empty()
         notice = app.bus.outbound.get_nowait()
         assert notice.channel == "telegram" and notice.chat_id == "42"
@@ -352,14 +352,14 @@ def test_an_unreadable_source_tells_the_chat_after_a_few_ticks_without_an_llm_ca
 def test_due_ticks_follow_the_interval_and_skip_paused_watchers():
     app = _app()
     try:
-        app.watchers.add("a", "temperature", 60, "x", OWNER_CHAT, "owner")
-        app.watchers.add("b", "temperature", 60, "x", OWNER_CHAT, "owner")
-        assert app.watchers.due() == []  # a new watcher's first tick comes a few seconds later
+        app.part("watchers").add("a", "temperature", 60, "x", OWNER_CHAT, "owner")
+        app.part("watchers").add("b", "temperature", 60, "x", OWNER_CHAT, "owner")
+        assert app.part("watchers").due() == []  # a new watcher's first tick comes a few seconds later
         for name in ("a", "b"):
-            app.watchers._due[name] = 0
-        app.watchers.pause("b")
-        assert [w["name"] for w in app.watchers.due()] == ["a"]
-        assert app.watchers.due() == []  # the next one is an interval away
+            app.part("watchers")._due[name] = 0
+        app.part("watchers").pause("b")
+        assert [w["name"] for w in app.part("watchers").due()] == ["a"]
+        assert app.part("watchers").due() == []  # the next one is an interval away
     finally:
         _done(app)
 
@@ -373,7 +373,7 @@ def test_watch_tools_report_to_the_asking_chat_and_a_watcher_cannot_add_watchers
         added = run(app.registry.execute("watch_add", {"name": "g", "source": "adc:4", "interval_s": 30,
                                                        "instruction": "tell me above 2 V"}, owner))
         assert not added[1] and json.loads(added[0])["reports_to"] == "telegram:42"
-        assert app.watchers.store.get("g")["role"] == "owner"
+        assert app.part("watchers").store.get("g")["role"] == "owner"
         bad = run(app.registry.execute("watch_add", {"name": "h", "source": "adc:9", "interval_s": 30,
                                                      "instruction": "x"}, owner))
         assert bad == ("GPIO 9 is not allowed; the owner allows it with the console command 'gpio_allow 9'", True)
@@ -404,10 +404,10 @@ def _typed(app, line):
 def test_watch_list_says_who_judges_each_watcher_its_rule_or_the_model_asked_first():
     app = _app()
     try:
-        app.watchers.add("soil", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "owner")
-        app.watchers.add("heat", "temperature", 1, "hot", OWNER_CHAT, "owner", {"when": {"above": 28},
+        app.part("watchers").add("soil", "adc:4", 60, "tell me above 2 V", OWNER_CHAT, "owner")
+        app.part("watchers").add("heat", "temperature", 1, "hot", OWNER_CHAT, "owner", {"when": {"above": 28},
                                                                                  "do": [{"say": "hot"}]})
-        app.watchers.add("fan", "temperature", 5, "the fan", OWNER_CHAT, "owner")  # too often for the model
+        app.part("watchers").add("fan", "temperature", 5, "the fan", OWNER_CHAT, "owner")  # too often for the model
         listed = _typed(app, "watch_list").split("\n")
         assert listed[:6] == ["  soil  every 60 s  adc:4  -> telegram:42  tell me above 2 V",
                               "      judged by claude (claude-sonnet-4-5): the chain's first",
@@ -432,13 +432,12 @@ def test_watch_list_says_who_judges_each_watcher_its_rule_or_the_model_asked_fir
 
 
 def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved():
-    app = stub_app("wlazy", _Channel, parts=True)  # app.watchers made at its first read, as on the device
+    app = stub_app("wlazy", _Channel, parts=True)  # watchers made at the first need, as on the device
     try:
         app.started_ms, app.owner, app.registry = platform.ticks_ms(), _Owner(), Registry(app)
-        system = app.channels["system"] = app.system
         assert watch_setup(app) is None  # no watchers.json: nothing made
         load_builtins(app.registry, ["mimi.tools.watch_tools"])
-        assert app.channels["system"] is system and not app.services
+        assert app.watchers is None and app.system.watchers is None and not app.services  # a read makes nothing
         assert not app.registry.guards and not app.registry.approvers
         app.services_started, app.health, app.tasks = True, NormalBoot(), []
         owner = turns.of(app.config, "telegram", "42", {"role": "owner"})
@@ -451,12 +450,13 @@ def test_the_service_is_made_at_the_first_watcher_and_at_boot_once_one_was_saved
                 task.cancel()
             return added
 
-        assert not run(add())[1]
-        assert app.watchers.store.get("t") and app.channels["system"] is app.watchers and len(app.tasks) == 1
-        assert app.registry.guards == [app.watchers.limits] and app.services == [app.watchers]
-        del app.watchers  # a restart on the same flash
+        added = run(add())
+        assert not added[1], added
+        watchers = app.watchers
+        assert watchers.store.get("t") and app.system.watchers is watchers and len(app.tasks) == 1
+        assert app.registry.guards == [watchers.limits] and app.services == [watchers]
+        app.watchers = app.system.watchers = None  # a restart on the same flash
         app.services, app.services_started = [], False
-        app.channels["system"] = system
         watch_setup(app)
         assert app.watchers.store.get("t") and app.services == [app.watchers]
     finally:

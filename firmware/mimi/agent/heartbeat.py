@@ -58,7 +58,12 @@ class Heartbeat:
         return await beat(self, on_reply)
 
     async def trigger(self):
-        """The heartbeat_trigger command (app.py's line: app.heartbeat, made at that read): one check now."""
+        """One check now (heartbeat_trigger: now())."""
         from mimi.agent.heartbeat_check import trigger
 
         await trigger(self)
+
+
+async def now(app):
+    """The heartbeat_trigger command: the heartbeat made (if it was off) and one check now."""
+    await app.part("heartbeat").trigger()

@@ -168,8 +168,8 @@ class Exchange:
 
     def __init__(self, agent, message):
         self.agent, self.message = agent, message
-        self.channel = agent.channels.get(message.channel)  # send; optional on_start, on_delta, on_tool
-        self.streaming = self.channel is not None and hasattr(self.channel, "on_delta")
+        self.channel = agent.channels.get(message.channel)  # channels/__init__.py Channel
+        self.streaming = self.channel is not None and self.channel.streams
         self.shown = False  # has any text reached the channel yet (rounds are separated by a blank line)
         self.fresh_round = False
         self.now = platform.unix_time()
@@ -189,7 +189,7 @@ class Exchange:
         await self.channel.on_delta(self.message.chat_id, text)
 
     async def on_tool(self, name):  # one of Claude's own tools (web search) started: say so in the draft
-        if self.channel is not None and hasattr(self.channel, "on_tool"):
+        if self.channel is not None:
             await self.channel.on_tool(self.message.chat_id, name)
 
     def _request(self):
@@ -211,7 +211,7 @@ class Exchange:
     async def converse(self):
         """The model's rounds until it stops asking for tools (at most _MAX_TOOL_ROUNDS, then one without)."""
         agent, message = self.agent, self.message
-        if self.channel is not None and hasattr(self.channel, "on_start"):
+        if self.channel is not None:
             await self.channel.on_start(message.chat_id)
         messages, system, tools = self._request()
         meta = message.meta if isinstance(message.meta, dict) else {}
@@ -273,7 +273,7 @@ class Exchange:
             self.turn = turn.of(agent.config, message.channel, message.chat_id, message.meta)
         self.turn.profile = getattr(self.result, "profile", None)  # the audit log says which model asked
         for call in calls:
-            if self.channel is not None and hasattr(self.channel, "on_tool"):  # first: the console ends its line
+            if self.channel is not None:  # first: the console ends its line
                 await self.channel.on_tool(message.chat_id, call["name"])
             platform.log("agent: tool {} requested".format(call["name"]))
         agent.tool_calls += len(calls)

@@ -35,10 +35,3 @@ class Bus:
     def __init__(self, depth=_QUEUE_DEPTH):
         self.inbound = Queue(depth)
         self.outbound = Queue(depth)
-        self.commands = None  # the rules' standing /commands (watch/rules.py), once a rule exists
-
-    async def deliver(self, message):
-        """A user's message: a rule's /command runs at once (not behind a turn of the agent), anything else
-        waits in the inbound queue."""
-        if self.commands is None or not await self.commands.take(message):
-            await self.inbound.put(message)

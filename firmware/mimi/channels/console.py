@@ -4,6 +4,7 @@ import asyncio
 from mimi import platform
 from mimi.bus.message import Message
 from mimi.bus.queue import Queue
+from mimi.channels import Channel
 from mimi.channels.commands import Commands
 from mimi.channels.line_editor import CANCEL, LineEditor
 from mimi.health import memory_errors
@@ -16,8 +17,11 @@ REPLY_TIMEOUT_S = const(600)
 _show = platform.console_write  # the console itself (gateway/views.py swaps platform.console_write for a while)
 
 
-class Console:
+class Console(Channel):
     """Serial CLI task plus the `cli` channel: replies stream straight to the console."""
+
+    name = "cli"
+    streams = True
 
     def __init__(self, app):
         self.app = app
@@ -84,7 +88,7 @@ class Console:
     async def chat(self, text):
         """Send text to the agent as the console user and wait until the reply is shown."""
         self._reply_done.clear()
-        await self.app.bus.deliver(Message("cli", CHAT_ID, text))
+        await self.app.deliver(Message("cli", CHAT_ID, text))
         try:
             await asyncio.wait_for(self._reply_done.wait(), REPLY_TIMEOUT_S)
         except asyncio.TimeoutError:

@@ -1,5 +1,6 @@
 # The `system` channel: turns started by the device itself (cron, heartbeat) answer in a real chat.
 from mimi.bus.message import Message
+from mimi.channels import Channel
 from mimi.platform import const, log
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
@@ -83,18 +84,24 @@ def system_message(target, content, meta):
     return Message("system", encode_target(target[0], target[1]), content, meta)
 
 
-class SystemChannel:
-    """Forwards the agent's answer to a system turn to its target chat; HEARTBEAT_OK is dropped."""
+class SystemChannel(Channel):
+    """Forwards the agent's answer to a system turn to its target chat; HEARTBEAT_OK is dropped. A watcher's
+    turn is answered to the watchers (watchers: the service, given by the app once it is made)."""
+
+    name = "system"
 
     def __init__(self, app):
         self.app = app
         self.forwarded = 0
         self.silenced = 0
-        app.channels["system"] = self
+        self.watchers = None
 
     async def send(self, message):
         meta = message.meta or {}
         request = meta.get("request") or {}
+        if self.watchers is not None and request.get("watcher") is not None:
+            await self.watchers.judged_reply(message)  # a watcher's reading judged: the service records it
+            return
         kind = meta.get("kind") or "reply"
         source = request.get("source") or "system"
         try:

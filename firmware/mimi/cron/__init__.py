@@ -11,19 +11,27 @@ FILE_NAME = "cron.json"  # in the data folder
 FILE_MAX = const(32 * 1024)  # a bigger cron.json is not ours: the store refuses to parse it
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = (
-    "\ncron_list\tcron_list\t0\t0\tlist the scheduled jobs\tapp.cron.cmd_list"
-    "\ncron_remove\tcron_remove <id>\t1\t1\tdelete a scheduled job\tapp.cron.cmd_remove"
+    "\ncron_list\tcron_list\t0\t0\tlist the scheduled jobs\tmimi.cron:cmd_list(app)"
+    "\ncron_remove\tcron_remove <id>\t1\t1\tdelete a scheduled job\tmimi.cron:cmd_remove(app)"
     "\n"
 )
 
 
 def setup(app):
-    """The cron console commands (app.cron, the service, made at the first one typed); the service now only
-    when cron.json holds jobs or cannot be read (the store reports that at boot, as before): it, else None."""
+    """The cron console commands (the service, made at the first one typed); the service now only when cron.json
+    holds jobs or cannot be read (the store reports that at boot, as before): it, else None."""
     app.console.commands.add_lines(_COMMANDS)
     if has_jobs(files.join(app.flash.root, FILE_NAME)):
-        return app.cron  # made at this first read (parts.py), started with the other services
+        return app.part("cron")  # made and started with the other services
     return None
+
+
+async def cmd_list(app):
+    await app.part("cron").cmd_list()
+
+
+async def cmd_remove(app, job_id):
+    await app.part("cron").cmd_remove(job_id)
 
 
 def has_jobs(path):

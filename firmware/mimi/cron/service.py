@@ -18,7 +18,7 @@ def clock_is_set(now):
 
 
 class Cron:
-    """Job store + timer task, and what the cron console commands run. Tools reach it as app.cron, made at
+    """Job store + timer task, and what the cron console commands run. Tools reach it with app.part("cron"), made at
     its first read (parts.py) and started by App.start_late."""
 
     def __init__(self, app):

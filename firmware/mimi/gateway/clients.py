@@ -39,8 +39,8 @@ def shown(chat_id):
 
 
 class Clients:
-    """The /ws endpoint, and the `websocket` channel from the first /ws request on (the Gateway that made
-    it was the channel until then)."""
+    """The /ws endpoint, and what the `websocket` channel (the Gateway that made it at the first /ws request)
+    does with its clients."""
 
     ping_after_s = 60  # a client silent this long is pinged (a browser's tab answers with a pong) ...
     silence_max_s = 300  # ... and one silent this long (no frame, no pong) is hung up on: its place is free again
@@ -53,7 +53,6 @@ class Clients:
         self._next_id = 1
         self._serve_ws = with_websocket(self._session)
         self._watch = None  # the task that pings silent clients, while any is connected
-        self.app.channels[CHANNEL] = self
 
     # -- the /ws endpoint --
     async def serve(self, request):
@@ -128,7 +127,7 @@ class Clients:
         for other in self._clients_of(client.chat_id):  # the chat's other tabs show it too
             if other is not client:
                 await self._deliver(other, protocol.user(shown(client.chat_id), content))
-        await self.app.bus.deliver(Message(CHANNEL, client.chat_id, content, _meta(client)))
+        await self.app.deliver(Message(CHANNEL, client.chat_id, content, _meta(client)))
 
     async def _on_attach(self, client, upload_id, caption):
         from mimi.agent import attachments

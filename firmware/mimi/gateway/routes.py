@@ -54,6 +54,8 @@ class Routes(Web):
         self.post("/upload")(self._upload)
         self.get("/attach.js")(self._attach_script)
         self.get("/views.js")(self._views_script)
+        self.get("/favicon.svg")(self._icon)
+        self.get("/favicon.ico")(self._icon)  # asked for by name whatever the page links
         self.route("/mcp", methods=["GET", "POST", "DELETE"])(self._mcp)
         self.before_request(self._screen)
 
@@ -99,6 +101,9 @@ class Routes(Web):
 
     async def _views_script(self, request):
         return self._asset(request, "views.js", _SCRIPT) or Response("", 404)  # status, settings, ... views
+
+    async def _icon(self, request):
+        return self._asset(request, "favicon.svg", "image/svg+xml") or Response("", 404)
 
     async def _upload(self, request):
         gateway = self.gateway

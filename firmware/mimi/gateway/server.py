@@ -1,16 +1,17 @@
 # The WebSocket gateway: the web chat page at /, the `websocket` channel at /ws (token, 4 clients).
 import asyncio
 
+from mimi.channels import Channel
 from mimi.gateway import CHANNEL, DROPPED, TOKEN_KEY, TOKEN_NS
-from mimi.platform import const, log
 from mimi.health import memory_errors
+from mimi.platform import const, log
 
 _RETRY_FIRST_S = const(2)
 _RETRY_MAX_S = const(60)
 _BIND_POLL_S = 0.05
 # The console commands (channels/commands.py add_lines), their code (gateway/commands.py) imported when one
 # is typed; status is the console's, with the gateway's line added. A str constant stays in flash.
-_COMMANDS = (
+COMMANDS = (
     "\nstatus\tstatus\t0\t0\twhat is configured, connected and running"
     "\tmimi.gateway.commands:cmd_status(app.gateway)"
     "\nws_token\tws_token\t0\t0\tshow the gateway token and the web chat address"
@@ -27,14 +28,18 @@ _COMMANDS = (
 )
 
 
-class Gateway:
-    """Service (run) and, until the first client comes, the `websocket` channel; App wiring: Gateway(app).
+class Gateway(Channel):
+    """Service (run) and the `websocket` channel (its clients', once one has come); app.py adds it and its
+    console commands (COMMANDS).
 
     The port is listened on from boot by asyncio itself; microdot and the routes (gateway/routes.py) are
-    loaded at the first connection, the WebSocket sessions (gateway/clients.py, then the channel) at the
-    first /ws request, uploads at the first upload, the console commands (gateway/commands.py) at the
-    first one typed: an idle gateway is a listening socket, and this.
+    loaded at the first connection, the WebSocket sessions (gateway/clients.py) at the first /ws request,
+    uploads at the first upload, the console commands (gateway/commands.py) at the first one typed: an idle
+    gateway is a listening socket, and this.
     """
+
+    name = CHANNEL
+    streams = True
 
     def __init__(self, app):
         self.app = app
@@ -48,11 +53,7 @@ class Gateway:
             from mimi.gateway import auth
 
             auth.current(app.config)  # first boot: make the token now, so ws_token can show it
-        app.channels[CHANNEL] = self  # until the first client: then gateway/clients.py Clients
-        app.services.append(self)
-        commands = app.console.commands
-        self.console_status = commands.table["status"][0]  # the console's status, run before our line
-        commands.add_lines(_COMMANDS)  # status: read from our line when typed (a later wrapper: entry())
+        self.console_status = app.console.commands.table["status"][0]  # the console's, run before our line
 
     async def _serve(self, reader, writer):
         # Every connection the port accepts: microdot and the routes are loaded at the first one.
@@ -67,14 +68,27 @@ class Gateway:
                 return
         await self.web.serve(reader, writer)
 
-    # -- the websocket channel while no client has come yet (gateway/clients.py is it from then on) --
+    # -- the websocket channel: its clients' (gateway/clients.py), once one has come --
     async def confirm(self, question, seconds):
-        from mimi.safety.confirm import DENIED
+        if self.sessions is None:
+            from mimi.safety.confirm import DENIED
 
-        return DENIED  # nobody there to ask
+            return DENIED  # nobody there to ask
+        return await self.sessions.confirm(question, seconds)
 
     async def send(self, message):
-        log(DROPPED.format(message.chat_id))
+        if self.sessions is None:
+            log(DROPPED.format(message.chat_id))
+            return
+        await self.sessions.send(message)
+
+    async def on_delta(self, chat_id, text):
+        if self.sessions is not None:
+            await self.sessions.on_delta(chat_id, text)
+
+    async def on_tool(self, chat_id, name):
+        if self.sessions is not None:
+            await self.sessions.on_tool(chat_id, name)
 
     # -- the service --
     async def run(self):

@@ -8,12 +8,14 @@ from mimi import config, platform
 from mimi.gateway import TOKEN_KEY, TOKEN_NS
 from mimi.platform import const, log
 
-FILE_SHOWN_MAX = const(16 * 1024)  # bytes of a memory file or skill sent to the page
-AUDIT_SHOWN = const(50)  # newest audit entries in the usage view
+_FILE_SHOWN_MAX = const(16 * 1024)  # bytes of a memory file or skill sent to the page
+_AUDIT_SHOWN = const(50)  # newest audit entries in the usage view
 _AUDIT_TEXT_MAX = const(160)  # characters of an entry's input and result shown in the table
-DAYS_SHOWN = const(30)
+_DAYS_SHOWN = const(30)
 _NAME_MAX = const(64)
 _OFF_REFUSED = "changes from the page need a gateway token: set one on the console (set_ws_token <token>)"
+_TOKEN_KEPT = "the gateway token is not cleared from the page (this page would be locked out): set_ws_token " \
+    "on the console makes a new one"
 _lock = None  # one console command at a time: its output is taken while it runs
 
 
@@ -37,9 +39,10 @@ async def answer(app, kind, frame):
         name, value = _word(frame.get("name"), "name"), frame.get("value")
         if not isinstance(value, str) or "\n" in value or "\r" in value:
             raise ValueError("value must be one line of text")
+        if not value.strip():  # Reset: the default applies again (config_set takes no empty value)
+            return _reset(app, name)
         log("gateway: the page changes {}".format(name))
-        return _done(kind, None, await run_command(app, "config_set {} {}".format(name, value) if value.strip()
-                                                   else "config_set {}".format(name)), name)
+        return _done(kind, None, await run_command(app, "config_set {} {}".format(name, value)), name)
     if kind == "save":
         return _save(app, frame.get("name"), frame.get("content"))
     action = frame.get("action")
@@ -91,13 +94,33 @@ async def _status(app):
 
 
 def _settings(app):
-    shown = app.config.shown()  # secrets masked as config_show masks them
+    cfg = app.config
+    shown = cfg.shown()  # secrets masked as config_show masks them
     rows, at = [], 0
     for setting in config.SETTINGS:
         ns, key, kind, flags, description = setting[0], setting[1], setting[2], setting[4], setting[7]
-        rows.append([ns, key, shown[at][2], 1 if flags & config.SECRET else 0, kind, description])
+        rows.append([ns, key, shown[at][2], 1 if flags & config.SECRET else 0, kind, description, str(setting[3]),
+                     1 if cfg.is_set(ns, key) and _clearable(ns, key) else 0])
         at += 1
     return json.dumps({"type": "settings", "settings": rows})
+
+
+def _clearable(ns, key):
+    return ns != TOKEN_NS or key != TOKEN_KEY
+
+
+def _reset(app, name):
+    """The setting `name` back to its default, answered in the console's words for a change."""
+    ns, _, key = name.partition(".")
+    if not _clearable(ns, key):
+        return _done("set", False, _TOKEN_KEPT, name)
+    try:
+        app.config.unset(ns, key)
+    except KeyError:
+        return _done("set", False, "error: no setting {}".format(name), name)
+    log("gateway: the page resets {}".format(name))
+    now = [row[2] for row in app.config.shown() if row[0] == ns and row[1] == key]
+    return _done("set", True, "{} = {} (the default; saved, in effect now)".format(name, now[0]), name)
 
 
 # -- memory: SOUL.md, USER.md, MEMORY.md, the daily notes; the skills (read-only) --
@@ -138,7 +161,7 @@ def _file(app, name):
     from mimi.storage import files
 
     name, path, limit = _place(app, name)
-    text = files.read_text(path, FILE_SHOWN_MAX) or ""
+    text = files.read_text(path, _FILE_SHOWN_MAX) or ""
     return json.dumps({"type": "file", "name": name, "content": text, "max_bytes": limit})
 
 
@@ -182,16 +205,21 @@ def _watchers(app):
 # -- usage: tokens and estimated cost a day, the budget, the newest audit entries --
 def _usage(app):
     from mimi.safety import audit, audit_read, usage_report
+    from mimi.safety.prices import DEMO_MODEL
+    from mimi.safety.usage_store import TOKEN_FIELDS
 
     store = app.budget.store
     store.roll()
-    days = usage_report.history(store, DAYS_SHOWN)
+    days = usage_report.history(store, _DAYS_SHOWN)
+    demo = store.today.get(DEMO_MODEL)  # make sim's stand-in brain: its tokens counted, never billed
     secrets = app.audit.secrets()
     entries = []
-    for entry in audit_read.tail(app.audit, AUDIT_SHOWN):
+    for entry in audit_read.tail(app.audit, _AUDIT_SHOWN):
         entries.append([entry.get("ts"), "{}:{}".format(entry.get("channel"), entry.get("chat")),
                         entry.get("tool"), bool(entry.get("ok")), entry.get("ms"),
                         json.dumps(audit.masked(entry.get("input"), secrets))[:_AUDIT_TEXT_MAX],
                         audit.hide(str(entry.get("result")), secrets)[:_AUDIT_TEXT_MAX]])
     entries.reverse()  # newest first
-    return json.dumps({"type": "usage", "days": days, "day_tokens": app.budget.limit(), "audit": entries})
+    return json.dumps({"type": "usage", "days": days, "day_tokens": app.budget.limit(), "audit": entries,
+                       "demo": sum(demo[:TOKEN_FIELDS]) if demo else 0,
+                       "demo_answers": app.config.get("llm_config", "model") == DEMO_MODEL})

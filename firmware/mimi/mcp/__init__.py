@@ -1,7 +1,7 @@
 # MCP both ways: the board's tools for MCP clients (server.py, POST /mcp on the gateway's port) and other MCP
 # servers' tools for the board's agent (client.py), and Claude's own MCP connector (remote servers the
 # Anthropic API calls itself). This boot part holds only the names and the console lines; the code of each
-# side is imported at its first use: the client (app.mcp_client, client_service.py) is made at boot when
+# side is imported at its first use: the client (app.part("mcp_client"), client_service.py) is made at boot when
 # mcp.json lists a server, else at the first mcp_* command typed.
 from mimi.storage import files
 
@@ -26,12 +26,12 @@ _COMMANDS = (
 
 def setup(app):
     """The mcp_* console commands; their code (server_commands.py, client_commands.py) loads when typed. The
-    client only when mcp.json lists a server (no server, no file): it, made at this first read of app.mcp_client
+    client only when mcp.json lists a server (no server, no file): it, made now (parts.py)
     (parts.py) and started with the network services, which fetch the servers' tools; else None. Then this
     module is let go: its lines stay in flash, and a board that never uses MCP keeps none of it."""
     from mimi import platform
 
     app.console.commands.add_lines(_COMMANDS)
-    client = app.mcp_client if files.exists(files.join(app.flash.root, FILE_NAME)) else None
+    client = app.part("mcp_client") if files.exists(files.join(app.flash.root, FILE_NAME)) else None
     platform.unload(__name__)
     return client

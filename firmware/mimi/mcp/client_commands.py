@@ -15,7 +15,7 @@ def _say(text):
 
 async def add(app, name, url, token=None):
     """mcp_add <name> <url> [token]: saved, then its tools fetched now (the answer, or why not, in one line)."""
-    clients = app.mcp_client  # made at this first read (parts.py), started with the network services
+    clients = app.part("mcp_client")  # made now (parts.py), started with the network services
     replaced = clients.store.add(name, url, token)[1]
     clients.apply()
     server = clients.servers[name]
@@ -34,7 +34,7 @@ async def add(app, name, url, token=None):
 
 async def add_remote(app, name, url, token=None):
     """mcp_remote <name> <https-url> [token]: a public server for Claude's MCP connector."""
-    clients = app.mcp_client
+    clients = app.part("mcp_client")
     replaced = clients.store.add(name, url, token, remote=True)[1]
     clients.apply()
     _say("MCP server {} {} for Claude's MCP connector: Anthropic's API calls it itself in each agent turn, "
@@ -47,7 +47,7 @@ async def list_all(app):
         _say("no MCP servers; mcp_add <name> <url> [token]: the board calls it; mcp_remote <name> <https-url> "
              "[token]: Anthropic's API calls it")
         return
-    clients = app.mcp_client
+    clients = app.part("mcp_client")
     for entry in clients.store.servers:
         server = clients.servers.get(entry["name"])
         count = len(server.tools) if server is not None and server.fetched_ms is not None else None
@@ -56,7 +56,7 @@ async def list_all(app):
 
 
 async def remove(app, name):
-    clients = app.mcp_client
+    clients = app.part("mcp_client")
     server = clients.servers.get(name)
     held = len(server.tools) if server is not None else 0
     clients.store.remove(name)
@@ -66,7 +66,7 @@ async def remove(app, name):
 
 async def tools(app, name):
     """mcp_tools <name>: the list fetched now, each tool with its level (tool_policy) and description."""
-    clients = app.mcp_client
+    clients = app.part("mcp_client")
     entry = clients.store.get(name)
     if entry is None:
         raise ValueError("no MCP server named '{}' (mcp_list shows them)".format(name))

@@ -1,5 +1,5 @@
-# app.mcp_client: the MCP servers the board's agent uses (made at boot when mcp.json lists one, else at the first
-# mcp_* command). Each local server's tools join the registry as mcp__<server>__<tool> once fetched (its code,
+# The MCP servers the board's agent uses, app.part("mcp_client") (made at boot when mcp.json lists one, else at
+# the first mcp_* command). Each local server's tools join the registry as mcp__<server>__<tool> once fetched (its code,
 # client_local.py, loaded only then); a task started with the network services fetches the lists in the
 # background (boot and the first turn never wait) and keeps them fresh; the remote servers go into every agent
 # request as Claude's MCP connector.

@@ -4,6 +4,7 @@
 import asyncio
 
 from mimi.bus.message import Message
+from mimi.channels import Channel
 from mimi.platform import const, log
 
 CHANNEL = "mcp"
@@ -17,15 +18,17 @@ _FILES_MAX = const(8)  # MCP conversations kept on flash; a new caller's first q
 _FAILED_KINDS = ("error", "refused")  # agent/loop.py: a failed turn, a budget's or rate limit's refusal
 
 
-class Asks:
-    """The `mcp` channel (app.channels): a reply goes to the ask waiting for it, found by the number its
-    question carried in meta (the agent sends the question's meta back as the reply's meta["request"])."""
+class Asks(Channel):
+    """The `mcp` channel (the MCP server adds it to the app's channels): a reply goes to the ask waiting for it,
+    found by the number its question carried in meta (the agent sends the question's meta back as the reply's
+    meta["request"])."""
+
+    name = CHANNEL
 
     def __init__(self, app):
         self.app = app
         self.waiting = {}  # ask number -> [asyncio.Event, (answer, is_error) once it came]
         self._next = 1
-        app.channels[CHANNEL] = self
 
     async def ask(self, client, text, role):
         """(answer, is_error) of one turn of the agent for `client`, acting with `role`; never raises."""

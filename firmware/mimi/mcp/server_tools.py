@@ -113,7 +113,7 @@ class Tools:
         if self.asks is None:
             from mimi.mcp.server_ask import Asks
 
-            self.asks = Asks(self.app)  # the `mcp` channel from now on
+            self.asks = self.app.add_channel(Asks(self.app))  # the `mcp` channel from now on
         log("mcp: {} asks the agent ({} characters)".format(client, len(text)))
         return await self.asks.ask(client, text, role)
 

@@ -1,6 +1,6 @@
 # MQTT (Home Assistant, other boards): off unless a broker is set; the package's code loads only then.
 # This boot part owns the settings' names and the board's topics; it never imports the channel, which App
-# makes (parts.py) at the first read of app.mqtt once a broker is set.
+# makes (parts.py) at the first app.part("mqtt") once a broker is set.
 NS = "mqtt_config"
 BASE_PREFIX = "mimi/"
 # The console commands (channels/commands.py add_lines): a str constant stays in flash, not a table on the heap.
@@ -49,6 +49,6 @@ def base(config):
 
 def setup(app):
     """The mqtt_* console commands always; the channel, its tool and its task only when a broker is set: the
-    channel (made at this first read of app.mqtt, parts.py, and started with the other services), else None."""
+    channel (made now, parts.py, and started with the other services), else None."""
     app.console.commands.add_lines(_COMMANDS)  # each loads mimi.mqtt.commands when typed
-    return app.mqtt
+    return app.part("mqtt")

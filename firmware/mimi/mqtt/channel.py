@@ -4,6 +4,7 @@ import asyncio
 
 from mimi import jsontext, mqtt, platform, utf8
 from mimi.bus.message import Message
+from mimi.channels import Channel
 from mimi.health import memory_errors
 from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
@@ -23,8 +24,10 @@ _ACK_WAIT_S = const(5)
 _RESTART_KEYS = ("host", "port", "user", "password", "tls", "device_id", "keepalive")
 
 
-class MQTT:
-    """Service (run) and channel (send) in one; app.mqtt."""
+class MQTT(Channel):
+    """Service (run) and channel (send) in one; app.part("mqtt") (parts.py adds it to the app's channels)."""
+
+    name = CHANNEL
 
     def __init__(self, app):
         self.app = app
@@ -44,7 +47,6 @@ class MQTT:
         self._wake = asyncio.Event()
         self._restart = False
         self._probe = None  # [the test message sent to our own `in` after connecting, came back]
-        app.channels[CHANNEL] = self
         app.config.subscribe(self._on_config)
         commands = app.console.commands
         self._status = commands.entry("status")[0]  # the gateway's line names it (gateway/server.py)

@@ -35,7 +35,7 @@ async def cmd_set(app, host, port=None):
     if port is not None:
         _set(app, "port", port)
     _set(app, "host", host)
-    channel = app.mqtt  # made and started at its first read (parts.py); else it wakes to the new settings
+    channel = app.part("mqtt")  # made and started now (parts.py); else it wakes to the new settings
     held = app.health.held_back(channel)  # safe mode: it does not run on this boot
     saved = "MQTT broker {}:{} saved{}".format(host, channel.port(), " (TLS)" if _get(app, "tls") else "")
     if held:
@@ -64,11 +64,11 @@ async def cmd_tls(app, word):
 
 
 async def cmd_status(app):
-    if app.mqtt is None:
+    if app.part("mqtt") is None:
         _say("MQTT: off (mqtt_set <host> [port] connects to a broker; device id {})".format(
             mqtt.device_id(app.config)))
         return
-    ch = app.mqtt
+    ch = app.part("mqtt")
     held = app.health.held_back(ch)
     if ch.client.connected:
         shown = "connected to {}{}".format(ch.where, " (TLS)" if _get(app, "tls") else "")
@@ -91,7 +91,7 @@ async def cmd_status(app):
 
 
 async def cmd_off(app):
-    channel = app.mqtt
+    channel = app.part("mqtt")
     if not mqtt.configured(app.config):
         _say("MQTT is already off")
         return

@@ -49,7 +49,7 @@ class MqttPublish(Tool):
         data = payload.encode()
         if len(data) > _PAYLOAD_MAX:
             raise ToolError("the payload is over {} bytes".format(_PAYLOAD_MAX))
-        channel = app.mqtt
+        channel = app.part("mqtt")
         acked = await channel.publish(topic, data, bool(input.get("retain"))) if channel is not None else None
         if acked is None:
             raise ToolError("not connected to the MQTT broker; nothing was published")

@@ -5,6 +5,7 @@ from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.platform import const, log
 from mimi.safety import roles
+from mimi.telegram import HELP, NEW, START
 from mimi.telegram.allowlist import allowed
 from mimi.telegram.api import BotAPI
 from mimi.telegram.outbox import Outbox, Undelivered
@@ -138,13 +139,13 @@ class Bot:
             return True
         if text.startswith("/"):
             command = text.split()[0].split("@")[0].lower() if text.split() else ""
-            if command in ("/start", "/help"):
+            if command[1:] in (START, HELP):
                 name = sender.get("first_name") or ""
-                rules = self.app.bus.commands  # the owner's own /commands, when rules have some
+                rules = self.app.rules()  # the owner's own /commands, when rules have some
                 extra = "\n" + "\n".join(rules.help_lines()) if rules is not None and rules.words else ""
                 await self._answer(chat_id, ("Hi {}! ".format(name) if name else "Hi! ") + _HELP + extra)
                 return True
-            if command == "/new":
+            if command[1:] == NEW:
                 removed = self.app.sessions.clear("telegram_{}".format(chat_id))
                 await self._answer(chat_id, "Started a fresh conversation." if removed
                                    else "This conversation is already fresh.")
@@ -153,7 +154,7 @@ class Bot:
             await self._answer(chat_id, "Yes? Write your question after my name.")
             return True
         meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
-        await self.app.bus.deliver(Message("telegram", chat_id, text, meta))
+        await self.app.deliver(Message("telegram", chat_id, text, meta))
         return False
 
     async def _media(self, update, message, text, user_id, chat_id):

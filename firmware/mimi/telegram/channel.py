@@ -3,11 +3,12 @@
 # a waiting reply or a message to send. A board without a token holds only this.
 import asyncio
 
+from mimi.channels import Channel
 from mimi.storage import files
 from mimi.telegram import OUTBOX_FILE
 
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
-_COMMANDS = (
+COMMANDS = (
     "\ntg_allow\ttg_allow <user_id> [role]\t1\t2"
     "\tlet a Telegram user talk to the bot (role: owner, operator (default) or observer)"
     "\tmimi.telegram.allowlist:cmd_allow(app)"
@@ -18,19 +19,20 @@ _COMMANDS = (
     "\tmimi.telegram.allowlist:cmd_allowlist(app)"
     "\n"
 )
-# What the agent, the dispatcher and the safety policy call on a channel: here, the bot's (bot.py) methods.
-_BOT_CALLS = ("send", "on_start", "on_delta", "on_tool", "confirm")
 
 
-class Telegram:
+class Telegram(Channel):
+    """The `telegram` channel and its service; app.py adds them and the console commands (COMMANDS). Its calls
+    are the bot's (bot.py), made at the first one that needs it."""
+
+    name = "telegram"
+    streams = True
+
     def __init__(self, app):
         self.app = app
         self._bot = None  # telegram/bot.py's Bot, made at its first need (a board without a bot has none)
         self._made = asyncio.Event()
-        app.channels["telegram"] = self
-        app.services.append(self)
         app.config.subscribe(self._on_config)
-        app.console.commands.add_lines(_COMMANDS)
         # A bot to run, or replies from before the reboot still to deliver (outbox.py's file; emptied, it holds "[]")
         if app.config.is_set("tg_config", "bot_token") or files.size(files.join(app.flash.root, OUTBOX_FILE)) > 2:
             self.bot()
@@ -57,12 +59,18 @@ class Telegram:
         await self._made.wait()
         await self._bot.run(greet)
 
-    # -- the channel, called by the agent, the dispatcher and the safety policy (a reply makes the bot) --
-    def __getattr__(self, name):  # only for attributes not set: the bot's calls, made at their first use
-        if name not in _BOT_CALLS:
-            raise AttributeError(name)
+    # -- the channel (a reply makes the bot) --
+    async def send(self, message):
+        await self.bot().send(message)
 
-        async def call(*args):
-            return await getattr(self.bot(), name)(*args)
+    async def on_start(self, chat_id):
+        await self.bot().on_start(chat_id)
 
-        return call
+    async def on_delta(self, chat_id, text):
+        await self.bot().on_delta(chat_id, text)
+
+    async def on_tool(self, chat_id, name):
+        await self.bot().on_tool(chat_id, name)
+
+    async def confirm(self, question, seconds):
+        return await self.bot().confirm(question, seconds)

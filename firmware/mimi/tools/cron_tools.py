@@ -7,7 +7,7 @@ from mimi.tools.registry import Tool, ToolError
 
 class _CronTool(Tool):
     def _cron(self):
-        cron = getattr(self.app, "cron", None)
+        cron = self.app.part("cron")  # made at the first need (parts.py)
         if cron is None:
             raise ToolError("cron is not running on this device")
         return cron

@@ -10,7 +10,7 @@ class _WatchTool(Tool):
     tier = "owner"
 
     def _service(self):
-        watchers = getattr(self.app, "watchers", None)  # made at its first read (parts.py)
+        watchers = self.app.part("watchers")  # made at the first need (parts.py)
         if watchers is None:  # an app without the watch layer
             raise ToolError("watchers are not running on this device")
         return watchers

@@ -9,10 +9,10 @@ FILE_NAME = "watchers.json"  # in the data folder (watch/store.py)
 
 def setup(app):
     """The watcher console commands (their code, watch/commands.py, imported at the first one typed); the
-    service (app.watchers) now only when watchers.json exists (a saved watcher, or a broken file that the
+    service (app.part("watchers")) now only when watchers.json exists (a saved watcher, or a broken file that the
     store reports and keeps aside, as before): it, else None. After the system channel."""
     app.registry.add_commands("mimi.watch.commands")
     if files.exists(files.join(app.flash.root, FILE_NAME)):
-        return app.watchers  # made at this first read (parts.py), started with the other services
+        return app.part("watchers")  # made and started with the other services
     return None
 

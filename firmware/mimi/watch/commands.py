@@ -34,7 +34,7 @@ def _say(text):
 
 
 def _service(app):
-    return app.watchers  # made at its first read (parts.py)
+    return app.part("watchers")  # made at the first need
 
 
 async def add(app, name, source, interval, *words):

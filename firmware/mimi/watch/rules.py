@@ -52,7 +52,6 @@ class Rules:
         self.edges = {}  # name -> _Edge
         self.words = {}  # a command's word -> the watcher's name
         self.dirty = False  # a firing counted since the last save of watchers.json
-        self.app.bus.commands = self  # standing commands are taken before the agent's queue (take)
 
     # -- checking a rule when it is added --
     def check(self, rule, source, role, name):
@@ -69,7 +68,7 @@ class Rules:
         owner = self.words.get(word)
         if owner is not None and owner != name:
             raise WatchError("/{} is watcher {}'s command already".format(word, owner))
-        if owner is None and (" {} ".format(word) in BOT_COMMANDS or self.app.console.commands.entry(word) is not None):
+        if owner is None and (word in BOT_COMMANDS or self.app.console.commands.entry(word) is not None):
             raise WatchError("/{} is a built-in command; choose another word".format(word))
 
     def _tool_problem(self, name, data, role):
@@ -264,7 +263,7 @@ class Rules:
             held = "the rule is paused (watch_resume {})".format(watcher["name"])
         return "reading {}: would run {}{}".format(shown, would, ", but not now: " + held if held else "")
 
-    # -- the owner's commands, taken before the agent's queue (bus.deliver) --
+    # -- the owner's commands, taken before the agent's queue (App.deliver) --
     async def take(self, message):
         """True when the message is a rule's /command, run now; False leaves it for the agent."""
         text = message.text if isinstance(message.text, str) else ""

@@ -42,8 +42,8 @@ def _history_lines(watcher, now):
 
 
 class Watchers:
-    """Watcher store + timer task + reply handling. Tools and console commands reach it as app.watchers, made at
-    its first read (parts.py) and started by App.start_late, at boot (offline: local rules act without the
+    """Watcher store + timer task + reply handling. Tools and console commands reach it with app.part("watchers"),
+    made at the first need (parts.py) and started by App.start_late, at boot (offline: local rules act without the
     network). A watcher with a local rule is judged by the rule engine (watch/rules.py, made with the first)."""
 
     offline = True
@@ -65,10 +65,6 @@ class Watchers:
             if is_local(watcher):
                 self.engine()
                 break
-        app.registry.approvers.append(self.limits)
-        app.registry.guards.append(self.limits)
-        self.system = app.channels["system"]  # watcher replies are taken here; every other one passes on
-        app.channels["system"] = self
 
     def engine(self):
         """The rule engine, made once (a board without rules never loads it)."""
@@ -249,13 +245,10 @@ class Watchers:
                 "role": watcher["role"], "session": None}
         return system_message((watcher["channel"], watcher["chat_id"]), content, meta)
 
-    # -- the system channel's send, for watcher turns (the agent's answer arrives here) --
-    async def send(self, message):
+    # -- a watcher turn's answer, from the system channel (channels/system.py) --
+    async def judged_reply(self, message):
         request = (message.meta or {}).get("request") or {}
         name = request.get("watcher")
-        if name is None:
-            await self.system.send(message)
-            return
         self._in_flight.pop(name, None)
         calls = self.limits.take_calls(name)
         text = await self.judged(name, request, message.content, (message.meta or {}).get("kind"), calls)

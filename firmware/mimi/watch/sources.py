@@ -146,7 +146,7 @@ def check(app, text, role):
         _allowed_pin(app, spec["pin"])
     elif kind == "tool":
         _tool(app, spec, role)
-    elif kind == "mqtt" and getattr(app, "mqtt", None) is None:
+    elif kind == "mqtt" and app.part("mqtt") is None:
         raise SourceError("MQTT is not set up on this device (console: mqtt_set <host> [port])")
     return spec["text"]  # a command's word is checked by the rule engine (watch/rules.py): it knows its own
 
@@ -193,7 +193,7 @@ async def _reading(app, text, turn):
         return await _tool_result(app, spec, turn)
     if kind == "mqtt":
         try:
-            topic, value, age = await app.mqtt.reading(spec["topic"])
+            topic, value, age = await app.part("mqtt").reading(spec["topic"])
         except ValueError as exc:
             raise SourceError(str(exc))
         return {"topic": topic, "value": value, "age_s": age}
