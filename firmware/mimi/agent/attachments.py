@@ -131,7 +131,7 @@ def attach(turn, item):
 
 
 def of(message):
-    meta = message.meta if isinstance(message.meta, dict) else {}
+    meta = message.meta
     item = meta.get("media")
     return item if isinstance(item, dict) and item.get("path") else None
 

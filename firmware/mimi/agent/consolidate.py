@@ -266,7 +266,7 @@ async def after_turn(app, agent, message, session):
             from mimi.channels.system import requesting_chat
             from mimi.safety import roles
 
-            meta = message.meta if isinstance(message.meta, dict) else {}
+            meta = message.meta
             role = roles.of_turn(app.config, message.channel, meta, requesting_chat(message.channel, message.chat_id))
             log("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
     except Exception as exc:  # consolidation must never cost the user anything

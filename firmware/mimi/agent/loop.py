@@ -214,7 +214,7 @@ class Exchange:
         if self.channel is not None:
             await self.channel.on_start(message.chat_id)
         messages, system, tools = self._request()
-        meta = message.meta if isinstance(message.meta, dict) else {}
+        meta = message.meta
         model = meta.get("model")  # a watcher's turn may name a smaller model
         pauses = 0
         for round_no in range(_MAX_TOOL_ROUNDS + 1):
@@ -306,14 +306,12 @@ def _session_of(message):
     """(channel, chat_id) whose history a turn uses and extends; None keeps it out of every session.
 
     A cron job's turn names the chat it answers in (meta["session"]); a heartbeat names none."""
-    meta = message.meta if isinstance(message.meta, dict) else {}
-    return meta.get("session", (message.channel, message.chat_id))
+    return message.meta.get("session", (message.channel, message.chat_id))
 
 
 def _media(message):
     """meta["media"] of a message carrying a photo or file, else None."""
-    meta = message.meta if isinstance(message.meta, dict) else None
-    item = meta.get("media") if meta is not None else None
+    item = message.meta.get("media")
     return item if isinstance(item, dict) else None
 
 

@@ -16,7 +16,8 @@ class Message:
         self.channel = channel
         self.chat_id = str(chat_id)
         self.text = content  # a str, or a reply's pieces (llm/text.py Text) until content is read
-        self.meta = meta  # channel-specific extras (e.g. Telegram user id); never sent to the model
+        self.meta = meta if isinstance(meta, dict) else {}  # a channel's extras (a Telegram user id...); never sent
+        # to the model: always a dict here, so no reader checks it again
 
     @property
     def content(self):

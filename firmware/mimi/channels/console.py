@@ -69,7 +69,7 @@ class Console(Channel):
             self._line_broken = True
 
     async def send(self, message):
-        meta = message.meta or {}
+        meta = message.meta
         if meta.get("kind") in ("report", "notice"):  # beside a reply: its own line, the reply goes on after
             self.note("{}: {}".format(meta["kind"], message.content))
             return

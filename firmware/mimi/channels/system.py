@@ -97,7 +97,7 @@ class SystemChannel(Channel):
         self.watchers = None
 
     async def send(self, message):
-        meta = message.meta or {}
+        meta = message.meta
         request = meta.get("request") or {}
         if self.watchers is not None and request.get("watcher") is not None:
             await self.watchers.judged_reply(message)  # a watcher's reading judged: the service records it

@@ -190,16 +190,11 @@ class Clients:
         return outcome
 
     async def _on_answer(self, client, qid, approve):
-        questions = getattr(getattr(self.app, "policy", None), "questions", None)  # None until a first question
-        question = questions.get(qid) if questions is not None else None
-        if question is None or question.outcome is not None or question.channel != CHANNEL \
-                or question.chat_id != client.chat_id:
-            await self._deliver(client, protocol.notice(shown(client.chat_id), "That question is no longer open "
-                                                        "(already answered or expired)."))
-            return
         from mimi.safety import confirm
 
-        question.settle(confirm.APPROVED if approve else confirm.DENIED)
+        if confirm.answer(self.app, CHANNEL, client.chat_id, qid, approve) != confirm.SETTLED:
+            await self._deliver(client, protocol.notice(shown(client.chat_id), "That question is no longer open "
+                                                        "(already answered or expired)."))
 
     # -- the websocket channel --
     async def on_delta(self, chat_id, text):
@@ -209,7 +204,7 @@ class Clients:
         await self._to_chat(chat_id, protocol.tool(shown(chat_id), name))
 
     async def send(self, message):
-        meta = message.meta or {}
+        meta = message.meta
         if meta.get("kind") in ("report", "notice"):
             frame = protocol.notice(shown(message.chat_id), message.content)
         elif meta.get("kind") == "error":

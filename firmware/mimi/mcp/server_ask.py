@@ -77,7 +77,7 @@ class Asks(Channel):
         await answered.wait()
 
     async def send(self, message):
-        meta = message.meta if isinstance(message.meta, dict) else {}
+        meta = message.meta
         request = meta.get("request")
         slot = self.waiting.get(request.get("ask")) if isinstance(request, dict) else None
         if slot is None:  # a late answer, or a message for an MCP client (nobody to hand it to)

@@ -285,7 +285,7 @@ class MQTT(Channel):
 
     # -- outgoing: the channel --
     async def send(self, message):
-        meta = message.meta or {}
+        meta = message.meta
         request = meta.get("request") or {}
         kind = meta.get("kind") or "reply"
         if kind in ("error", "refused"):

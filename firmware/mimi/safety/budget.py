@@ -28,7 +28,7 @@ def user_key(message):
     """Who a message counts against for the per-minute limit, or None when it is exempt."""
     if message.channel in EXEMPT_CHANNELS:
         return None
-    meta = message.meta if isinstance(message.meta, dict) else {}
+    meta = message.meta
     user = meta.get("user_id")  # Telegram: the sender; a gateway client: its chat
     return "{}:{}".format(message.channel, user if user is not None else message.chat_id)
 
@@ -66,7 +66,7 @@ class Budget:
         return None
 
     def spent(self, message, result):
-        meta = message.meta if isinstance(message.meta, dict) else {}
+        meta = message.meta
         model = getattr(result, "model", None) or meta.get("model") or self.config.get("llm_config", "model")
         profile = getattr(result, "profile", "claude")
         key = model if profile == "claude" else "{} {}".format(profile, model)  # claude's keys as ever: its model

@@ -14,6 +14,24 @@ INPUT_SHOWN_MAX = const(300)  # characters of a tool input quoted in a question
 ID_MAX = const(16)
 
 
+SETTLED, STALE, NOT_YOURS = "settled", "stale", "not yours"  # what became of an answer (answer())
+
+
+def answer(app, channel, chat_id, qid, approve, may_answer=None):
+    """A button's or a frame's answer to question qid, asked in this channel and chat: SETTLED (approved or
+    denied, as `approve` says), STALE (no such question open there: answered, expired, an old boot's) or
+    NOT_YOURS (may_answer(question) refused who answered). Telegram and the web chat both answer through it."""
+    questions = getattr(getattr(app, "policy", None), "questions", None)  # None until a first question
+    question = questions.get(qid) if questions is not None and qid else None
+    if question is None or question.outcome is not None or question.channel != channel \
+            or question.chat_id != str(chat_id):
+        return STALE
+    if may_answer is not None and not may_answer(question):
+        return NOT_YOURS
+    question.settle(APPROVED if approve else DENIED)
+    return SETTLED
+
+
 class Questions:
     """The open questions, by id, for every channel."""
 

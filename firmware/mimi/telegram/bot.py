@@ -227,19 +227,16 @@ class Bot:
     async def _on_button(self, query):
         data = query.get("data") or ""
         qid, _, answer = data[len(_BUTTON_PREFIX):].partition(":") if data.startswith(_BUTTON_PREFIX) else ("", "", "")
-        questions = self._questions()
-        question = questions.get(qid) if questions is not None and qid else None
         chat_id = ((query.get("message") or {}).get("chat") or {}).get("id")
         user_id = (query.get("from") or {}).get("id")
-        if question is None or question.outcome is not None or str(chat_id) != question.chat_id:
-            reply = _STALE
-        elif not self._may_answer(question, user_id):
-            reply = _NOT_YOURS
-        else:
-            from mimi.safety import confirm
+        from mimi.safety import confirm
 
-            question.settle(confirm.APPROVED if answer == "y" else confirm.DENIED)
+        outcome = confirm.answer(self.app, "telegram", chat_id, qid, answer == "y",
+                                 lambda question: self._may_answer(question, user_id))
+        if outcome == confirm.SETTLED:
             reply = "Approved" if answer == "y" else "Denied"
+        else:
+            reply = _STALE if outcome == confirm.STALE else _NOT_YOURS
         try:
             await self.api.call("answerCallbackQuery", {"callback_query_id": query.get("id"), "text": reply})
         except Exception as exc:
@@ -264,7 +261,7 @@ class Bot:
         await self.sender.tool(chat_id, name)
 
     async def send(self, message):
-        meta = message.meta or {}
+        meta = message.meta
         request = meta.get("request") or {}
         is_error = meta.get("kind") == "error"
         beside = meta.get("kind") in ("report", "notice")  # sent beside a reply being streamed, not ending it

@@ -41,7 +41,7 @@ async def transcribed(agent, message):
         item = kept(agent.context.flash.root, message)
         if item is None:
             return _NONE_KEPT
-        message.meta = dict(message.meta or {}, media=item)  # the note leaves flash with this turn
+        message.meta = dict(message.meta, media=item)  # the note leaves flash with this turn
     if not agent.config.get("voice_config", "stt_url"):
         return NO_SERVICE
     seconds = seconds_of(item)

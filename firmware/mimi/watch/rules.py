@@ -218,7 +218,7 @@ class Rules:
         elif not failed and name in self.failing:
             self.failing.remove(name)
         if invoker is not None:  # a command is always answered, as a reply to it
-            meta = {"kind": "reply", "streamed": False, "request": invoker.meta or {}}
+            meta = {"kind": "reply", "streamed": False, "request": invoker.meta}
             text = "\n".join(said) or "/{} done".format(sources.parse(watcher["source"])["word"])
             await self.app.bus.outbound.put(Message(chat[0], chat[1], text, meta))
         elif said:

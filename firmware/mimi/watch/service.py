@@ -247,11 +247,11 @@ class Watchers:
 
     # -- a watcher turn's answer, from the system channel (channels/system.py) --
     async def judged_reply(self, message):
-        request = (message.meta or {}).get("request") or {}
+        request = message.meta.get("request") or {}
         name = request.get("watcher")
         self._in_flight.pop(name, None)
         calls = self.limits.take_calls(name)
-        text = await self.judged(name, request, message.content, (message.meta or {}).get("kind"), calls)
+        text = await self.judged(name, request, message.content, message.meta.get("kind"), calls)
         if text:
             await self._deliver(request["target"], text)
 
