@@ -124,7 +124,8 @@ class App:
         if heap is not None and heap < _EARLY_GC_BELOW:  # boot's blocks placed: from now on collect early
             platform.collect_every(max(_EARLY_GC_MIN, heap // _EARLY_GC_SHARE))
         self.booted = True
-        if board.small():
+        if board.small():  # the boot's own blocks placed first (from .mpy files their code is heap too)
+            _prepare_gate()
             _intern_names(self)
 
     def part(self, name):
@@ -160,10 +161,12 @@ class App:
             await self.bus.inbound.put(message)
 
     def _small_board_on(self):
-        """Small-board mode chosen: its TLS lock made now; once booted (config_set), the names interned too."""
-        _prepare_gate()
-        if self.booted and not self.names_interned:
-            _intern_names(self)
+        """Small-board mode chosen by config_set after the boot: its TLS lock made and the names interned now (at
+        boot both wait for its end: see __init__)."""
+        if self.booted:
+            _prepare_gate()
+            if not self.names_interned:
+                _intern_names(self)
 
     def start_late(self, service):
         """Run a network service made after boot began, once: with the others, or at once when they already
@@ -177,7 +180,7 @@ class App:
         if ns == "wifi_config" and key == "ssid" and self.onboarding is None and not self.config.get(ns, key):
             from mimi.net.onboarding import Onboarding
 
-            self.onboarding = Onboarding(self)  # the WiFi keeper opens it while there is nothing to join
+            self.onboarding = self.wifi.setup = Onboarding(self)  # the WiFi keeper opens it while nothing to join
 
     def _heartbeat_if_on(self, ns, key):
         if ns == "agent_config" and key == "heartbeat_s" and self.config.get(ns, key) > 0:
@@ -261,6 +264,7 @@ def _intern_names(app):
 
     app.names_interned = True
     done = board_names.intern_all()
+    platform.unload("mimi.board_names")  # run once: its code is not kept
     if done:
         log("board: the names of {} modules interned".format(done))
 

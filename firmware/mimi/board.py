@@ -5,7 +5,7 @@ from mimi.platform import const
 # A heap (gc.mem_free() + gc.mem_alloc(), and what the chip's split heap can still grow into: ESP-IDF's free
 # data heap) under this is a board without PSRAM: an ESP32-S3's 512 KB of SRAM leaves MicroPython far less
 # (BENCHMARKS.md, the board table); a board with PSRAM has 2 MB or more.
-SMALL_HEAP = const(512 * 1024)
+_SMALL_HEAP = const(512 * 1024)
 ON, OFF, AUTO = "on", "off", "auto"
 NS, KEY = "system", "small_board"
 # What the mode changes, as `status` says it.
@@ -27,14 +27,14 @@ def small():
 
 
 def choose(config, heap=None):
-    """Set the mode from system.small_board: on, off, or auto (the heap seen at boot under SMALL_HEAP).
+    """Set the mode from system.small_board: on, off, or auto (the heap seen at boot under _SMALL_HEAP).
     `heap`: the heap at boot (measured at the first call when None). Returns small()."""
     if heap is not None or _state[1] is None:
         _state[1] = heap_total() if heap is None else heap
     setting = config.get(NS, KEY) or AUTO
     _state[2] = setting
     if setting == AUTO:
-        _state[0] = _state[1] is not None and _state[1] < SMALL_HEAP
+        _state[0] = _state[1] is not None and _state[1] < _SMALL_HEAP
     else:
         _state[0] = setting == ON
     return _state[0]

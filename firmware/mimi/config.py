@@ -1,5 +1,5 @@
 # Device settings in NVS: defaults, validation, in-memory overrides, masking, change notices.
-from mimi import platform
+from mimi import platform, table
 from mimi.platform import const
 
 VALUE_MAX = const(512)  # bytes of one stored value (UTF-8)
@@ -159,9 +159,9 @@ _TABLE = (
 )
 
 
-def _setting(row):
-    """(namespace, key, kind, default, flags, low, high, description) from one row of the table."""
-    ns, key, kind, default, flags, low, high, description = str(row, "utf-8").split("\t")
+def _setting(at):
+    """(namespace, key, kind, default, flags, low, high, description) from the row at `at`."""
+    ns, key, kind, default, flags, low, high, description = table.fields(_TABLE, at)
     if kind == INT:
         return ns, key, kind, int(default), int(flags), int(low), int(high), description
     return ns, key, kind, default, int(flags), None, None, description
@@ -171,12 +171,8 @@ class _Settings:
     """SETTINGS: iterating yields every setting as a tuple, in table order, each row parsed then."""
 
     def __iter__(self):
-        start = 1
-        end = _TABLE.find(b"\n", start)
-        while end > 0:
-            yield _setting(_TABLE[start:end])
-            start = end + 1
-            end = _TABLE.find(b"\n", start)
+        for at in table.rows(_TABLE):
+            yield _setting(at)
 
 
 SETTINGS = _Settings()
@@ -187,29 +183,17 @@ def secret_names():
     """(namespace, key) of every secret setting, in table order: each row's flags digit read in place, only
     the secret rows' names decoded (the audit asks at every tool call: no row parsed whole)."""
     found = []
-    start = 1
-    end = _TABLE.find(b"\n", start)
-    while end > 0:
-        at = start
-        for _ in range(_FLAGS_FIELD):
-            at = _TABLE.find(b"\t", at) + 1
-        if (_TABLE[at] - 48) & SECRET:  # b"0"[0] is 48
-            key_at = _TABLE.find(b"\t", start) + 1
-            found.append((str(_TABLE[start:key_at - 1], "utf-8"), str(_TABLE[key_at:_TABLE.find(b"\t", key_at)],
-                                                                       "utf-8")))
-        start = end + 1
-        end = _TABLE.find(b"\n", start)
+    for at in table.rows(_TABLE):
+        if (_TABLE[table.skip(_TABLE, at, _FLAGS_FIELD)] - 48) & SECRET:  # b"0"[0] is 48
+            found.append((str(table.field(_TABLE, at), "utf-8"), str(table.field(_TABLE, at, 1), "utf-8")))
     return found
 
 
 def is_secret(ns, key):
     """True for a secret setting, False for any other or an unknown name (asked as a line is typed: no error
     built, only the one row read)."""
-    needle = "\n{}\t{}\t".format(ns, key).encode()
-    at = _TABLE.find(needle)
-    if at < 0 or needle.count(b"\t") != 2 or needle.count(b"\n") != 1:
-        return False
-    return bool(int(_field(at + len(needle), 2)) & SECRET)
+    at = table.find(_TABLE, ns, key)
+    return at >= 0 and bool(int(_field(at, 2)) & SECRET)
 
 
 def mask(value, password=False):
@@ -233,21 +217,16 @@ class UnknownSetting(KeyError):
 
 def _find(ns, key):
     """Where the row of ns.key goes on after its key (at its kind), or UnknownSetting."""
-    needle = "\n{}\t{}\t".format(ns, key).encode()
-    at = _TABLE.find(needle)
-    # A tab or newline inside ns or key would match across fields: no such setting.
-    if at < 0 or needle.rfind(b"\n") or needle.find(b"\t", needle.find(b"\t") + 1) != len(needle) - 1:
+    at = table.find(_TABLE, ns, key)
+    if at < 0:
         names = ", ".join(s[0] + "." + s[1] for s in SETTINGS)
         raise UnknownSetting("unknown setting '{}.{}'; valid settings: {}".format(ns, key, names))
-    return at + len(needle)
+    return at
 
 
 def _field(at, index):
     """Field index (0 kind, 1 default, 2 flags, 3 low, 4 high) of the row at `at`, as text."""
-    while index:
-        at = _TABLE.find(b"\t", at) + 1
-        index -= 1
-    return str(_TABLE[at:_TABLE.find(b"\t", at)], "utf-8")
+    return str(table.field(_TABLE, at, index), "utf-8")
 
 
 def _is_int(at):

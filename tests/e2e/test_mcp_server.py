@@ -109,7 +109,7 @@ def test_the_sdk_client_in_both_eras_lists_calls_reads_asks_and_is_refused_what_
             assert memory.mime_type == "text/markdown" and MEMORY_LINE in memory.text
             fake.script(text("Hello from the board's own agent ({}).".format(era)))
             answer = await session.call_tool("ask", {"text": "who are you, board?"})
-            assert not answer.is_error and texts(answer) == "Hello from the board's own agent ({}).".format(era)
+            assert not answer.is_error and texts(answer) == "Hello from the board's own agent ({}).".format(era), texts(answer)
             assert "who are you, board?" in json.dumps(fake.requests[-1]["body"]["messages"][-1])
 
     for era in ERAS:

@@ -202,26 +202,45 @@ class _Reader:
         return data
 
 
+def _request(reader):
+    """The request microdot makes from what the gateway read (as Web.handle_request hands it over)."""
+    from microdot import Request
+
+    from mimi.gateway.web import Replay, read_request
+
+    return run(Request.create(None, Replay(reader, *run(read_request(reader))), None, ("10.0.0.2", 5)))
+
+
 def test_the_head_is_read_through_one_buffer_and_what_came_with_it_is_kept():
-    from mimi.gateway.web import BoundedRequest, HeadTooLarge
+    from mimi.gateway.web import HeadTooLarge, read_request
 
     body = b'{"x": "' + b"y" * 3000 + b'"}'
     data = b"POST /mcp?a=1 HTTP/1.1\r\nHost: board\r\nCookie: " + b"c" * 1500 + b"\r\nContent-Length: " + \
         str(len(body)).encode() + b"\r\nX-Unused: 1\r\n\r\n" + body + b"NEXT"
-    request = run(BoundedRequest.create(None, _Reader(data), None, ("10.0.0.2", 5)))
+    request = _request(_Reader(data[:40], data[40:2000], data[2000:]))  # as the packets came
     assert (request.method, request.path, request.args["a"], request.body) == ("POST", "/mcp", "1", body)
     assert request.headers.get("Host") == "board" and request.headers.get("Cookie") is None  # not kept
+    assert request.content_length == len(body) and request.client_addr == ("10.0.0.2", 5)
     frames = _masked(1, b"hi")  # a WebSocket client's first frame, in the packet of its handshake
-    request = run(BoundedRequest.create(None, _Reader(b"GET /ws HTTP/1.1\r\nHost: b\r\n\r\n" + frames), None, None))
+    request = _request(_Reader(b"GET /ws HTTP/1.1\r\nHost: b\r\n\r\n" + frames))
     assert run(request.sock[0].readexactly(len(frames))) == frames
     start, long_line = b"GET / HTTP/1.1\r\n", b"X: " + b"z" * 1000 + b"\r\n"
     for head in ((start,) + (b"X: y\r\n",) * 49 + (b"\r\n",),  # 49 header lines
                  (start,) + (long_line,) * 9 + (b"\r\n",),  # 9 KB of headers
                  (start, b"Authorization: ", b"a" * 1900, b"\r\nOrigin: ", b"o" * 200, b"\r\n\r\n")):  # kept: 2 KB
         try:
-            run(BoundedRequest.create(None, _Reader(*head), None, None))
+            run(read_request(_Reader(*head)))
             raise AssertionError("read a head of {} pieces".format(len(head)))
         except HeadTooLarge:
+            pass
+    for head in (b"GET /\r\n\r\n", b"GET / HTTP/1.1\r\nHost\r\n\r\n", b"POST / HTTP/1.1\r\nContent-Length: -4\r\n\r\n",
+                 b"GET / HTTP/1.1\r\nHost: b\xe9\r\n\r\n"):  # not a request line, no colon, a length below 0, Latin-1
+        try:
+            run(read_request(_Reader(head)))
+            raise AssertionError("read {}".format(head))
+        except HeadTooLarge:
+            raise
+        except ValueError:  # UnicodeError too: answered 400
             pass
 
 
@@ -251,6 +270,6 @@ def test_files_waiting_in_the_inbox_are_the_owner_s_even_over_mcp():
         assert run(tools.call({"name": "list_dir", "arguments": {"path": "files/inbox"}}, "c"))[1]
         app.config.set("mcp_config", "role", "owner")  # the owner's choice: every MCP client is the owner
         text, failed = run(tools.call({"name": "read_file", "arguments": {"path": "files/inbox/ws_up_1.txt"}}, "c"))
-        assert not failed and "tax return" in text
+        assert not failed and "tax return" in text, text
     finally:
         remove_tree(app.top)

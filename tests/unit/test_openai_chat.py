@@ -10,6 +10,7 @@ from mimi.llm.openai_request import ChatBody, messages_of, tools_of
 from mimi.llm.openai_stream import ChatAssembler
 from mimi.llm.sse import SSEParser
 from mimi.llm.stream import StreamError
+from mimi.tools.lazy_tool import Encoded
 
 
 def _chunk(delta=None, finish=None, **extra):
@@ -119,10 +120,8 @@ def test_the_reply_and_tool_input_bounds_hold():
     assert raises(StreamError, assembler.handle, name, data).kind == "tool_input_too_long"
 
 
-class _Tool:
+class _Tool(Encoded):
     """A tool kept encoded, as the registry's built-ins are (tools/lazy_tool.py Encoded): its bytes' span."""
-
-    is_json = True
 
     def __init__(self, data):
         self.data = data

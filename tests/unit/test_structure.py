@@ -168,3 +168,133 @@ def test_the_firmware_prints_its_lines_through_platform_log():
                 if line.lstrip().startswith("print(") and "# bare print:" not in line:
                     found.append("{}:{}".format(module, number + 1))
     assert found == [], "print instead of platform.log:\n" + "\n".join(found)
+
+
+def _code_lines(path):
+    """(line number, text without its comment, indent) of each line of code, docstrings skipped."""
+    in_text = False
+    with open(path) as f:
+        for number, line in enumerate(f):
+            stripped = line.strip()
+            if stripped.count('"""') % 2 == 1:
+                in_text = not in_text
+                continue
+            if in_text or not stripped or stripped.startswith("#") or stripped.startswith('"""'):
+                continue
+            yield number + 1, line.split("  #")[0].rstrip(), len(line) - len(line.lstrip())
+
+
+def test_no_constructor_registers_itself():
+    # The wiring is app.py's: a constructor that hands itself to the app (app.add_channel(self),
+    # app.channels[...] = self, app.bus.rules = self) is a seam running backwards.
+    found = []
+    for module, path in sorted(_modules(_firmware_root()).items()):
+        inside = None  # the indent of the __init__ being read
+        for number, line, indent in _code_lines(path):
+            if inside is not None and indent <= inside:
+                inside = None
+            if line.lstrip().startswith("def __init__("):
+                inside = indent
+            elif inside is not None and "app." in line and (line.endswith("= self") or "(self)" in line
+                                                            or "(self," in line):
+                found.append("{}:{}: {}".format(module, number, line.strip()))
+    assert found == [], "constructors that register themselves:\n" + "\n".join(found)
+
+
+def test_no_hasattr_probe_on_a_channel():
+    # What a channel can do is the Channel base's (channels/__init__.py): send, streams, confirm.
+    found = []
+    for module, path in sorted(_modules(_firmware_root()).items()):
+        for number, line, _ in _code_lines(path):
+            for probe in ("hasattr(", "getattr("):
+                at = line.find(probe)
+                while at >= 0:
+                    first = line[at + len(probe):].split(",")[0]
+                    if "channel" in first or first.strip() in ("ch", "target"):
+                        found.append("{}:{}: {}".format(module, number, line.strip()))
+                    at = line.find(probe, at + 1)
+    assert found == [], "hasattr/getattr probes on channels:\n" + "\n".join(found)
+
+
+def test_the_bus_imports_nothing_of_the_layers_it_carries_for():
+    # The bus carries messages: it knows no rules (watch/), no channel and no agent.
+    modules = _modules(_firmware_root())
+    found = []
+    for module, path in sorted(modules.items()):
+        if not module.startswith("mimi.bus"):
+            continue
+        for number, source, _, _ in _imports(path, modules):
+            if not (source.startswith("mimi.bus") or source in ("mimi.platform", "mimi")):
+                found.append("{}:{} imports {}".format(module, number, source))
+    assert found == [], "\n".join(found)
+
+
+def test_one_reader_of_the_tab_separated_tables():
+    # Settings, console commands and built-in tools are rows of tab-separated fields: mimi/table.py reads them
+    # all; no other module looks for a tab.
+    found = []
+    for module, path in sorted(_modules(_firmware_root()).items()):
+        if module == "mimi.table":
+            continue
+        for number, line, _ in _code_lines(path):
+            for needle in ('find("\\t', 'find(b"\\t', 'split("\\t', 'split(b"\\t', 'index("\\t', 'index(b"\\t',
+                           'partition("\\t', 'partition(b"\\t'):
+                if needle in line:
+                    found.append("{}:{}: {}".format(module, number, line.strip()))
+    assert found == [], "tables read outside mimi/table.py:\n" + "\n".join(found)
+
+
+def _is_name_char(c):
+    return c.isalpha() or c.isdigit() or c == "_"
+
+
+def _uses(line, name):
+    at = line.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (not at or not _is_name_char(line[at - 1])) and (end >= len(line) or not _is_name_char(line[end])):
+            return True
+        at = line.find(name, end)
+    return False
+
+
+def _python_files(top):
+    folders, found = [top], []
+    while folders:
+        folder = folders.pop()
+        for name in os.listdir(folder):
+            path = folder + "/" + name
+            if name.startswith(".") or name == "__pycache__":
+                continue
+            if os.stat(path)[0] & _DIR:
+                folders.append(path)
+            elif name.endswith(".py"):
+                found.append(path)
+    return found
+
+
+def test_every_public_const_is_used_by_another_file():
+    # On MicroPython a public const() name stays in its module's globals (heap); a _NAME one is folded away.
+    root = _firmware_root()
+    repo = root.rsplit("/", 1)[0] if "/" in root else "."  # MicroPython's module paths may be relative
+    defined = {}  # name: the file that defines it
+    for path in _modules(root).values():
+        with open(path) as f:
+            for line in f:
+                name = line.split("=")[0].strip()
+                if "= const(" in line and name and not line[0].isspace() and not name.startswith("_"):
+                    defined[name] = path
+    assert len(defined) > 50, "found the constants"
+    waiting = set(defined)
+    for top in ("firmware", "tests", "tools", "bench", "host_sim"):
+        for path in _python_files(repo + "/" + top):
+            mine = [name for name in waiting if defined[name].rsplit("/", 1)[1] == path.rsplit("/", 1)[1]]
+            with open(path) as f:
+                for line in f:
+                    for name in [name for name in waiting if name in line]:
+                        if name not in mine and _uses(line, name):
+                            waiting.discard(name)
+            if not waiting:
+                break
+    found = sorted("{}: {}".format(defined[name], name) for name in waiting)
+    assert found == [], "public const() names no other file uses (make them _NAME):\n" + "\n".join(found)

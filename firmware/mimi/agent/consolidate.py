@@ -10,6 +10,7 @@ import json
 
 from mimi import jsontext, platform
 from mimi.agent import summary_call
+from mimi.bus.message import CLI, SYSTEM
 from mimi.platform import const, log
 from mimi.storage import files, session_read, space
 from mimi.storage.session_lines import SUFFIX, parse_message, record_at, spans_forward
@@ -258,7 +259,7 @@ def _head(f, record):
 async def after_turn(app, agent, message, session):
     """The agent's hook after a saved turn (once sessions.may_consolidate said it may be due): consolidate the
     session when it has reached its cap."""
-    if not session or session[0] == "system":
+    if not session or session[0] == SYSTEM:
         return
     consolidator = of(app)
     try:
@@ -309,7 +310,7 @@ async def by_hand(app, name):
     from mimi.safety import roles
 
     role = roles.of_chat(app.config, channel, chat_id)
-    message = Message("cli", "console", "", {"role": role})  # the console's call: the hourly cap applies
+    message = Message(CLI, "console", "", {"role": role})  # the console's call: the hourly cap applies
     try:
         return await of(app).run(app.agent, message, channel, chat_id, True, role)
     except Exception as exc:

@@ -3,6 +3,7 @@
 import asyncio
 
 from mimi import platform
+from mimi.bus.message import TELEGRAM
 from mimi.channels.system import CONSOLE_TARGET, HEARTBEAT_OK, is_heartbeat_ok, system_message
 from mimi.platform import const
 from mimi.storage import files
@@ -46,7 +47,7 @@ def owner_target(app):
 
         ids = parse_allowlist(cfg.get("tg_config", "allowlist"))
         if ids:
-            return "telegram", str(ids[0])
+            return TELEGRAM, str(ids[0])
     return CONSOLE_TARGET
 
 

@@ -4,7 +4,9 @@ from mimi.platform import const
 
 _QUEUE_DEPTH = const(8)
 
-CHANNELS = ("telegram", "websocket", "cli", "system", "mqtt", "mcp")
+# The channels, named once: a message's channel is one of them (a channel's name, sessions' file names)
+TELEGRAM, WEBSOCKET, CLI, SYSTEM, MQTT, MCP = "telegram", "websocket", "cli", "system", "mqtt", "mcp"
+CHANNELS = (TELEGRAM, WEBSOCKET, CLI, SYSTEM, MQTT, MCP)
 
 
 class Message:

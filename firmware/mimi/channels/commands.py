@@ -1,9 +1,10 @@
 # The serial CLI's commands: parsing, usage hints, and what each one does.
-from mimi import VERSION, platform
+from mimi import VERSION, platform, table
 from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
 from mimi.platform import const
 
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
+_HANDLER_FIELD = const(5)  # a line's field after the description: a setter's setting, or the handler
 _SECRET_FIELD = const(6)  # a line's field after the handler: the first argument that is a secret (1: the first)
 
 
@@ -43,15 +44,22 @@ _BUILTINS = (
 
 
 def _counts(text, at, modules):
-    """Does the line starting at `at` count: its text counts whole (None), or its handler is in one of the
+    """Does the line holding `at` count: its text counts whole (None), or its handler is in one of the
     modules the text was added for."""
     if modules is None:
         return True
-    end = text.find("\n", at)
+    handler = table.field(text, table.start(text, at), _HANDLER_FIELD)
     for module in modules:
-        if text.find("\t" + module + ":", at, end) > 0:
+        if handler.startswith(module + ":"):
             return True
     return False
+
+
+def _counted(text, modules):
+    """(the start, the name) of each line of a text that counts."""
+    for at in table.rows(text):
+        if _counts(text, at, modules):
+            yield at, table.field(text, at)
 
 
 class Commands:
@@ -85,25 +93,19 @@ class Commands:
 
     def _line(self, name):
         """(the text, the fields) of name's line in the newest text that has it (and counts it), or None."""
-        key = "\n{}\t".format(name)
         for text, modules in reversed(self.texts):
-            at = text.find(key) + 1
-            if at and _counts(text, at, modules):
-                return text, text[at:text.find("\n", at)].split("\t")
+            at = table.find(text, name)
+            if at >= 0 and _counts(text, at, modules):
+                return text, [name] + table.fields(text, at)
         return None
 
     def names(self):
         """Every command's name, unsorted: those added whole and those of the lines."""
         found = list(self.table)
         for text, modules in self.texts:
-            start, tab = 1, text.find("\t")
-            while tab > 0:
-                if _counts(text, start, modules):
-                    name = text[start:tab]
-                    if name not in found:
-                        found.append(name)
-                start = text.find("\n", tab) + 1
-                tab = text.find("\t", start)
+            for _, name in _counted(text, modules):
+                if name not in found:
+                    found.append(name)
         return found
 
     def add(self, name, handler, usage, fewest, most, description):
@@ -129,12 +131,9 @@ class Commands:
                 break
         else:
             self.texts.append([text, None if module is None else [module]])
-        start, tab = 1, text.find("\t")
-        while tab > 0:
-            if text[start:tab] in self.table and _counts(text, start, self.texts[-1][1]):
-                del self.table[text[start:tab]]  # the line takes over (the gateway's status, say)
-            start = text.find("\n", tab) + 1
-            tab = text.find("\t", start)
+        for _, name in _counted(text, self.texts[-1][1]):
+            if name in self.table:
+                del self.table[name]  # the line takes over (the gateway's status, say)
 
     def _later(self, target):
         async def run(*args):
@@ -167,7 +166,7 @@ class Commands:
         if found is None:
             return None
         text, fields = found
-        return fields[5] if text is not _BUILTINS or ":" in fields[5] else None
+        return fields[_HANDLER_FIELD] if text is not _BUILTINS or ":" in fields[_HANDLER_FIELD] else None
 
     def secret_from(self, line):
         """Where a secret starts in a line as typed (the console shows it as stars from there and keeps the line
@@ -193,10 +192,10 @@ class Commands:
             text, fields = found
             if len(fields) > _SECRET_FIELD:
                 first = int(fields[_SECRET_FIELD])
-            elif text is _BUILTINS and "." in fields[5] and ":" not in fields[5]:  # a setter: its setting says
-                from mimi import config
+            elif text is _BUILTINS and "." in fields[_HANDLER_FIELD] and ":" not in fields[_HANDLER_FIELD]:
+                from mimi import config  # a setter: its setting says
 
-                first = 1 if config.is_secret(*fields[5].split(".", 1)) else 0
+                first = 1 if config.is_secret(*fields[_HANDLER_FIELD].split(".", 1)) else 0
             else:
                 first = 0
             if not first:

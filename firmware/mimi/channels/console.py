@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi import platform
-from mimi.bus.message import Message
+from mimi.bus.message import CLI, Message
 from mimi.bus.queue import Queue
 from mimi.channels import Channel
 from mimi.channels.commands import Commands
@@ -11,16 +11,16 @@ from mimi.health import memory_errors
 from mimi.platform import const
 
 PROMPT = "mimi> "
-LINES_WAITING = const(4)  # lines typed while a command still runs
+_LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
-REPLY_TIMEOUT_S = const(600)
+_REPLY_TIMEOUT_S = const(600)
 _show = platform.console_write  # the console itself (gateway/views.py swaps platform.console_write for a while)
 
 
 class Console(Channel):
     """Serial CLI task plus the `cli` channel: replies stream straight to the console."""
 
-    name = "cli"
+    name = CLI
     streams = True
 
     def __init__(self, app):
@@ -32,7 +32,7 @@ class Console(Channel):
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, self.commands.secret_from,
                                  names=self.commands.names)  # Tab completes names
-        self._lines = Queue(LINES_WAITING)
+        self._lines = Queue(_LINES_WAITING)
         self._questions = []  # open confirmation questions; the next line typed answers the oldest
 
     # -- the cli channel --
@@ -88,11 +88,11 @@ class Console(Channel):
     async def chat(self, text):
         """Send text to the agent as the console user and wait until the reply is shown."""
         self._reply_done.clear()
-        await self.app.deliver(Message("cli", CHAT_ID, text))
+        await self.app.deliver(Message(CLI, CHAT_ID, text))
         try:
-            await asyncio.wait_for(self._reply_done.wait(), REPLY_TIMEOUT_S)
+            await asyncio.wait_for(self._reply_done.wait(), _REPLY_TIMEOUT_S)
         except asyncio.TimeoutError:
-            platform.console_write("error: no reply within {} s\n".format(REPLY_TIMEOUT_S))
+            platform.console_write("error: no reply within {} s\n".format(_REPLY_TIMEOUT_S))
 
     async def confirm(self, question, seconds):
         """Ask a yes/no question; the next line typed answers it (no answer in time: no)."""

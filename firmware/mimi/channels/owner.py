@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi import platform
-from mimi.bus.message import Message
+from mimi.bus.message import TELEGRAM, Message
 from mimi.platform import const
 from mimi.safety import roles
 
@@ -23,10 +23,10 @@ class Owner:
         text = str(text)[:_NOTICE_MAX]
         platform.log(PREFIX + text)  # never glued to a reply that is streaming on the console
         self.told += 1
-        if "telegram" not in self.app.channels:
+        if TELEGRAM not in self.app.channels:
             return
         for user_id in roles.owners(self.app.config):
-            message = Message("telegram", user_id, text, {"kind": "notice"})
+            message = Message(TELEGRAM, user_id, text, {"kind": "notice"})
             try:
                 self.app.bus.outbound.put_nowait(message)
             except Exception:  # the outbound queue is full: deliver as soon as there is room

@@ -1,11 +1,11 @@
 # The `system` channel: turns started by the device itself (cron, heartbeat) answer in a real chat.
-from mimi.bus.message import Message
+from mimi.bus.message import CLI, MQTT, SYSTEM, TELEGRAM, WEBSOCKET, Message
 from mimi.channels import Channel
 from mimi.platform import const, log
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
-TARGET_CHANNELS = ("telegram", "websocket", "cli", "mqtt")  # where a system turn's answer may go
-CONSOLE_TARGET = ("cli", "console")
+TARGET_CHANNELS = (TELEGRAM, WEBSOCKET, CLI, MQTT)  # where a system turn's answer may go
+CONSOLE_TARGET = (CLI, "console")
 CHAT_ID_MAX = const(64)
 _SEPARATOR = ":"
 _OK_TRIM = " \t\r\n.!`*_\"'"  # "HEARTBEAT_OK." or "**HEARTBEAT_OK**" still count as silence
@@ -18,11 +18,11 @@ def check_target(channel, chat_id):
     chat_id = str(chat_id).strip()
     if not chat_id or len(chat_id) > CHAT_ID_MAX:
         raise ValueError("chat_id must be 1 to {} characters".format(CHAT_ID_MAX))
-    if channel == "telegram":
+    if channel == TELEGRAM:
         digits = chat_id[1:] if chat_id.startswith("-") else chat_id
         if not digits.isdigit():
             raise ValueError("a Telegram chat_id is a number, like 123456789")
-    if channel == "mqtt":  # an MQTT chat is a board's device id (this board's own: its `out` topic)
+    if channel == MQTT:  # an MQTT chat is a board's device id (this board's own: its `out` topic)
         from mimi.mqtt.messages import check_device_id
 
         chat_id = check_device_id(chat_id)
@@ -33,7 +33,7 @@ def check_reachable(app, target, requesting):
     """ValueError unless the device may write to target: the chat being served, the console, a
     gateway chat, or a Telegram user on the allowlist (the model must not write to strangers)."""
     channel, chat_id = check_target(target[0], target[1])
-    if (channel, chat_id) == tuple(requesting) or channel != "telegram":
+    if (channel, chat_id) == tuple(requesting) or channel != TELEGRAM:
         return channel, chat_id
     from mimi.telegram.allowlist import parse_allowlist
 
@@ -59,7 +59,7 @@ def decode_target(text):
 def requesting_chat(channel, chat_id):
     """The chat a turn's tool calls come from, seen through system turns: (channel, chat_id) of the turn
     itself, the chat a system turn answers in, or the console when unknown (tools/turn.py Turn.asker)."""
-    if channel == "system":
+    if channel == SYSTEM:
         try:
             return decode_target(chat_id)
         except ValueError:
@@ -81,14 +81,14 @@ def system_message(target, content, meta):
     """
     meta = dict(meta)
     meta["target"] = target
-    return Message("system", encode_target(target[0], target[1]), content, meta)
+    return Message(SYSTEM, encode_target(target[0], target[1]), content, meta)
 
 
 class SystemChannel(Channel):
     """Forwards the agent's answer to a system turn to its target chat; HEARTBEAT_OK is dropped. A watcher's
     turn is answered to the watchers (watchers: the service, given by the app once it is made)."""
 
-    name = "system"
+    name = SYSTEM
 
     def __init__(self, app):
         self.app = app
@@ -103,7 +103,7 @@ class SystemChannel(Channel):
             await self.watchers.judged_reply(message)  # a watcher's reading judged: the service records it
             return
         kind = meta.get("kind") or "reply"
-        source = request.get("source") or "system"
+        source = request.get("source") or SYSTEM
         try:
             if kind != "error" and is_heartbeat_ok(message.content):
                 self.silenced += 1

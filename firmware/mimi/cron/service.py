@@ -8,7 +8,7 @@ from mimi.health import memory_errors
 from mimi.platform import const
 
 CHECK_S = const(5)  # longest sleep between two looks at the job list
-IN_FLIGHT_MAX_S = const(600)  # a repeat whose last turn is still unanswered after this runs again
+_IN_FLIGHT_MAX_S = const(600)  # a repeat whose last turn is still unanswered after this runs again
 CLOCK_SET_AFTER = 1704067200  # 2024-01-01: an earlier clock was never set, so no job may run
 _NETWORK_WAIT_S = const(5)
 
@@ -93,7 +93,7 @@ class Cron:
         started = self._in_flight.get(job_id)
         if started is None:
             return False
-        if platform.ticks_diff(platform.ticks_ms(), started) > IN_FLIGHT_MAX_S * 1000:
+        if platform.ticks_diff(platform.ticks_ms(), started) > _IN_FLIGHT_MAX_S * 1000:
             del self._in_flight[job_id]
             return False
         return True

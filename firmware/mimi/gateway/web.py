@@ -1,64 +1,42 @@
-# microdot's server with a deadline on reading each request, its head read bounded before anyone is
-# authenticated, and Nagle's algorithm off per connection.
+# The gateway's microdot: each request's head read first, within a deadline and bounded before anyone is
+# authenticated (only the headers the gateway uses kept), then served by microdot's own handle_request from what
+# was read; a connection closed only once the client has stopped sending (a lingering close), Nagle's algorithm
+# off per connection.
 import asyncio
 
 from microdot import Microdot, Request, Response
-from microdot.microdot import MUTED_SOCKET_ERRORS, NoCaseDict
+from microdot.microdot import MUTED_SOCKET_ERRORS
 
 from mimi import platform
 from mimi.platform import const
 
 REQUEST_TIMEOUT_S = const(10)  # a client that has not sent its whole request (handshake) by then is hung up on
-# Bodies up to this are let through to their route: /upload streams photos and files to flash (the media
-# limits top out at 5 MB); every other route reads at most Request.max_body_length (16 KB).
-Request.max_content_length = 5 * 1024 * 1024 + 4096
 _HEADERS_MAX = const(48)  # header lines of one request; past it: 431 and the connection closed
 _HEAD_MAX = const(8 * 1024)  # bytes of the request line and headers together; past it: 431
 _KEPT_MAX = const(2048)  # bytes of the kept headers' values together; past it: 431
-_DRAIN_MS = const(1000)  # after a 431: the rest of what the client sends read and dropped this long at most
-_DRAIN_IDLE_S = 0.1
+_DRAIN_MS = const(1000)  # an answer before the whole request was read: what the client still sends is read
+_DRAIN_IDLE_S = 0.1  # and dropped this long at most (or until it is silent this long), so that it hears the answer
+_DRAIN_PIECE = const(256)
 # The headers the gateway reads (the routes, the WebSocket handshake, MCP); the others a client sends (cookies
 # of other sites on the same name, a browser's hints) are counted and dropped, so they cost no heap.
-_KEPT = ("host", "origin", "authorization", "content-length", "content-type", "upgrade", "connection",
-         "sec-websocket-key", "sec-websocket-version", "accept", "if-none-match", "mcp-protocol-version",
-         "mcp-session-id", "mcp-method", "mcp-name")
+_KEPT = (b"host", b"origin", b"authorization", b"content-length", b"content-type", b"upgrade", b"connection",
+         b"sec-websocket-key", b"sec-websocket-version", b"accept", b"if-none-match", b"mcp-protocol-version",
+         b"mcp-session-id", b"mcp-method", b"mcp-name")
 
 
 class HeadTooLarge(ValueError):
     """The request's head has more header lines or bytes than the gateway reads: answered 431."""
 
 
-class BoundedRequest(Request):
-    """microdot's Request, its head (request line and headers) read through one fixed buffer of a line's size:
-    at most 48 header lines and 8 KB, only the headers the gateway uses kept, before any route (or token check)
-    runs. A client that sends 1,500 headers holds no more than one line's buffer."""
-
-    @staticmethod
-    async def create(app, client_reader, client_writer, client_addr, scheme=None):
-        head = await read_head(client_reader)
-        if head is None:
-            return None
-        method, url, version, headers, rest = head
-        length = int(headers.get("Content-Length") or 0)
-        body, stream = b"", client_reader
-        if 0 < length <= Request.max_body_length:  # read whole here, as microdot does
-            body = rest[:length]
-            if len(body) < length:
-                body += await client_reader.readexactly(length - len(body))
-            stream = None
-        elif rest:
-            stream = Rest(rest, client_reader)  # bytes that came with the head: the body's (or frames') start
-        return BoundedRequest(app, client_addr, method, url, version, headers, body=body, stream=stream,
-                              sock=(stream or client_reader, client_writer), scheme=scheme)
-
-
 async def read_head(reader):
-    """(method, url, HTTP version, headers, bytes read past the head) of the next request, or None when the
-    connection closes first; HeadTooLarge past the caps, ValueError for a line too long or malformed."""
+    """(the head as the gateway keeps it: its request line and kept header lines, bytes; the body's length;
+    bytes read past the head) of the next request, or None when the connection closes first. Read through one
+    fixed buffer of a line's size: a client that sends 1,500 headers holds no more than that. HeadTooLarge past
+    the caps, ValueError for a line too long or malformed (UnicodeError: a kept line that is not UTF-8)."""
     buf = bytearray(Request.max_readline)
     view = memoryview(buf)
-    filled = used = count = kept = 0
-    first, headers = None, NoCaseDict()
+    filled = used = count = values = length = 0
+    kept = None
     while True:
         end = buf.find(b"\n", 0, filled)
         if end < 0:
@@ -68,40 +46,45 @@ async def read_head(reader):
                 raise HeadTooLarge()
             got = await _read_into(reader, view[filled:])
             if not got:
-                if first is None and not filled:
+                if kept is None and not filled:
                     return None
                 raise ValueError("the connection closed inside the request's head")
             filled += got
             continue
-        line = bytes(view[:end]).decode().strip()
+        line = bytes(view[:end]).strip()
+        line.decode()  # every line UTF-8 (UnicodeError: answered 400), the kept ones read as text by microdot
         used += end + 1
         view[:filled - end - 1] = view[end + 1:filled]
         filled -= end + 1
         if used > _HEAD_MAX:
             raise HeadTooLarge()
-        if first is None:
+        if kept is None:
             if not line:
                 return None
-            first = line.split()
-            if len(first) != 3:
-                raise ValueError("a request line of {} words".format(len(first)))
+            words = line.split()
+            if len(words) != 3 or not words[2].startswith(b"HTTP/"):
+                raise ValueError("a request line of {} words".format(len(words)))
+            kept = bytearray(line + b"\r\n")
             continue
         if not line:  # the blank line: the head is complete
-            method, url, version = first
-            return method, url, version.split("/", 1)[1], headers, bytes(view[:filled])
+            return bytes(kept + b"\r\n"), length, bytes(view[:filled])
         count += 1
         if count > _HEADERS_MAX:
             raise HeadTooLarge()
-        name, colon, value = line.partition(":")
+        name, colon, value = line.partition(b":")
         if not colon:
             raise ValueError("a header line without a colon")
-        name = name.strip()
-        if name.lower() in _KEPT:
+        name = name.strip().lower()
+        if name in _KEPT:
             value = value.strip()
-            kept += len(value)
-            if kept > _KEPT_MAX:
+            values += len(value)
+            if values > _KEPT_MAX:
                 raise HeadTooLarge()
-            headers[name] = value
+            if name == b"content-length":
+                length = int(value)
+                if length < 0:
+                    raise ValueError("a Content-Length below 0")
+            kept += line + b"\r\n"
 
 
 async def _read_into(reader, view):
@@ -112,48 +95,94 @@ async def _read_into(reader, view):
     return len(data)
 
 
-class Rest:
-    """A reader that gives back first the bytes read past a request's head (its body's start, or WebSocket
-    frames a client sent at once), then the connection's own."""
+class Replay:
+    """The reader microdot and the routes read: first what the gateway read already (the kept head, the
+    body's start or a small body read whole, a WebSocket client's first frames), then the connection's own
+    (none: the connection read to its end). It counts down what the request still holds unread (head and
+    body), so the answer's close knows whether the client is still sending."""
 
-    def __init__(self, rest, reader):
-        self.rest = rest
+    def __init__(self, reader, head, length, *rest):
         self.reader = reader
+        self.pieces = [piece for piece in (head,) + rest if piece]
+        self.unread = len(head) + length
 
     def _take(self, n):
-        data, self.rest = self.rest[:n], self.rest[n:]
+        piece = self.pieces[0]
+        if n >= len(piece):
+            self.pieces.pop(0)
+            return self._count(piece)  # the whole piece: no copy
+        self.pieces[0] = piece[n:]
+        return self._count(piece[:n])
+
+    def _count(self, data):
+        self.unread -= data if isinstance(data, int) else len(data)
         return data
 
     async def read(self, n=-1):
-        if self.rest:
-            return self._take(len(self.rest) if n < 0 else n)
-        return await self.reader.read(n)
+        if self.pieces:
+            return self._take(len(self.pieces[0]) if n < 0 else n)
+        return self._count(await self.reader.read(n)) if self.reader else b""
 
     async def readexactly(self, n):
-        data = self._take(n)
+        if self.pieces and len(self.pieces[0]) >= n:
+            return self._take(n)  # a small body read whole: the piece itself
+        data = b""
+        while self.pieces and len(data) < n:
+            data += self._take(n - len(data))
         if len(data) < n:
-            data += await self.reader.readexactly(n - len(data))
+            if self.reader is None:
+                raise EOFError()
+            data += self._count(await self.reader.readexactly(n - len(data)))
         return data
 
     async def readinto(self, buf):
-        if self.rest:
+        if self.pieces:
             data = self._take(len(buf))
             buf[:len(data)] = data
             return len(data)
-        return await _read_into(self.reader, buf)
+        return self._count(await _read_into(self.reader, buf)) if self.reader else 0
 
     async def readline(self):
-        at = self.rest.find(b"\n")
-        if at >= 0:
-            return self._take(at + 1)
-        return self._take(len(self.rest)) + await self.reader.readline()
+        if self.pieces:
+            at = self.pieces[0].find(b"\n")
+            return self._take(len(self.pieces[0]) if at < 0 else at + 1)
+        return self._count(await self.reader.readline()) if self.reader else b""
+
+
+async def drain(reader):
+    """What a client still sends, read and dropped for a while: so that it hears an answer sent before its
+    request was read whole (a close with unread data resets the connection, and the answer with it)."""
+    buf = bytearray(_DRAIN_PIECE)
+    view = memoryview(buf)
+    deadline = platform.ticks_add(platform.ticks_ms(), _DRAIN_MS)
+    try:
+        while platform.ticks_diff(deadline, platform.ticks_ms()) > 0:
+            if not await asyncio.wait_for(_read_into(reader, view), _DRAIN_IDLE_S):
+                break
+    except (asyncio.TimeoutError, OSError, EOFError):
+        pass
+
+
+async def read_request(reader):
+    """The head read (read_head), and a small body too (microdot reads it whole): (head, length, the bytes that
+    came with the head, the rest of a small body), or None when the connection closed first."""
+    head = await read_head(reader)
+    if head is None:
+        return None
+    head, length, rest = head
+    more = b""
+    if len(rest) < length <= Request.max_body_length:
+        more = await reader.readexactly(length - len(rest))
+    return head, length, rest, more
 
 
 class Web(Microdot):
-    """microdot with a deadline on reading the request, its head bounded, and Nagle's algorithm off per
-    connection. request_class makes the request: the hook a subclass (or a test) changes."""
+    """microdot, each request's head read by the gateway first (handle_request: a deadline, the caps), served
+    by microdot's own handle_request from a Replay of it; uploads up to max_content_length (each request's,
+    dispatch_request), every other route reading at most Request.max_body_length (16 KB)."""
 
-    request_class = BoundedRequest
+    # /upload streams photos and files to flash: the media limits top out at 5 MB
+    max_content_length = 5 * 1024 * 1024 + 4096
 
     async def serve(self, reader, writer):
         """A connection the gateway's listener accepted (gateway/server.py), served as microdot's
@@ -171,19 +200,15 @@ class Web(Microdot):
         await self.handle_request(reader, writer)
 
     async def handle_request(self, reader, writer):
-        # microdot's handle_request, but a silent or half-sent request no longer holds its
-        # connection (and its memory) open for ever; other clients are served meanwhile.
+        """A silent or half-sent request no longer holds its connection (and its memory) open for ever; other
+        clients are served meanwhile. What microdot reads is what the gateway kept."""
         platform.tcp_nodelay(writer)
-        request = None
         try:
-            request = await asyncio.wait_for(
-                self.request_class.create(self, reader, writer, writer.get_extra_info("peername")),
-                REQUEST_TIMEOUT_S)
+            read = await asyncio.wait_for(read_request(reader), REQUEST_TIMEOUT_S)
         except asyncio.TimeoutError:
             platform.log("gateway: a client sent no complete request within {} s; hung up".format(
                 REQUEST_TIMEOUT_S))
-            await _close_quietly(writer)
-            return
+            read = None
         except HeadTooLarge:  # before any route: nothing kept, the client told, the connection closed
             platform.log("gateway: answered 431 to a request of over {} header lines or {} bytes".format(
                 _HEADERS_MAX, _HEAD_MAX))
@@ -192,16 +217,29 @@ class Web(Microdot):
         except OSError as exc:
             if exc.errno not in MUTED_SOCKET_ERRORS:
                 platform.print_exception(exc)
-        except Exception as exc:  # a malformed request line or header: answered with 400 below
+            read = None
+        except Exception as exc:  # a malformed request line or header: microdot answers 400 to nothing read
             platform.log("gateway: answered 400 to a malformed request ({})".format(_malformed(exc)))
-        response = await self.dispatch_request(request)
-        try:
-            if response != Response.already_handled:
-                await response.write(writer)
-            await writer.aclose()
-        except OSError as exc:
-            if exc.errno not in MUTED_SOCKET_ERRORS:
-                raise
+            read = (b"", 0)
+        if read is None:
+            await _close_quietly(writer)
+            return
+        # a malformed request: nothing to read (microdot's answer to no request is its 400)
+        replay = Replay(reader if read[0] else None, *read)
+        close = writer.aclose
+
+        async def aclose():  # microdot's last call: what the client still sends heard out first
+            if replay.unread > 0 or replay.reader is None:
+                await drain(reader)
+            await close()
+
+        writer.aclose = aclose
+        await super().handle_request(replay, writer)
+
+    async def dispatch_request(self, req):
+        if req:
+            req.max_content_length = self.max_content_length
+        return await super().dispatch_request(req)
 
 
 async def refuse(request, status, text, header):
@@ -228,14 +266,9 @@ async def _too_large(reader, writer):
     try:
         await writer.awrite(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"
                             b"Content-Length: 32\r\nConnection: close\r\n\r\n" + body)
-        # what the client still sends is read and dropped a while, so that it hears the 431 (a close with
-        # unread data would reset the connection)
-        deadline = platform.ticks_add(platform.ticks_ms(), _DRAIN_MS)
-        while platform.ticks_diff(deadline, platform.ticks_ms()) > 0:
-            if not await asyncio.wait_for(reader.read(256), _DRAIN_IDLE_S):
-                break
-    except (asyncio.TimeoutError, OSError, EOFError):
+    except OSError:
         pass
+    await drain(reader)
     await _close_quietly(writer)
 
 

@@ -68,8 +68,7 @@ class _Functions:
         if self._len is None:
             n = 2 * len(self.tools)  # "[" and "]", and ", " between each two
             for tool in self.tools:
-                n += sum(len(chunk) for chunk in _function(tool)) if _split_at(tool) < 0 else \
-                    len(_FUNCTION_HEAD) + _length(tool) + 1
+                n += sum(len(chunk) for chunk in _function(tool))
             self._len = n
         return self._len
 
@@ -81,41 +80,23 @@ class _Functions:
 
 
 _FUNCTION_HEAD = b'{"type": "function", "function": '
-_SCHEMA_KEY = b', "input_schema": '
-_PARAMETERS_KEY = b', "parameters": '
-
-
-def _split_at(tool):
-    """Where a kept definition's one top-level "input_schema" starts (after name and description, strings that
-    hold no bare quote), or -1: an owner's tool (a dict), or a definition not in the encoder's layout."""
-    span = getattr(tool, "_span", None)
-    if span is None:
-        return -1
-    data, start, end = span()
-    return data.find(_SCHEMA_KEY, start, end)
-
-
-def _length(tool):
-    data, start, end = tool._span()
-    return end - start + len(_PARAMETERS_KEY) - len(_SCHEMA_KEY)
+_PARAMETERS_KEY = b'"parameters": '
 
 
 def _function(tool):
-    """A tool's function, as pieces: views of its kept definition with "input_schema" renamed "parameters", or
-    made from its dict."""
-    at = _split_at(tool)
-    if at < 0:
+    """A tool's function, as pieces: views of its kept definition with "input_schema" renamed "parameters"
+    (tools/lazy_tool.py Encoded.schema_parts), or made from its dict."""
+    parts = tool.schema_parts() if getattr(tool, "is_json", False) else None
+    if parts is None:
         if getattr(tool, "is_json", False):
             tool = tool._decoded()
         yield json.dumps({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
                                                              "parameters": tool["input_schema"]}}).encode()
         return
-    data, start, end = tool._span()
-    view = memoryview(data)
     yield _FUNCTION_HEAD
-    yield view[start:at]
+    yield parts[0]
     yield _PARAMETERS_KEY
-    yield view[at + len(_SCHEMA_KEY):end]
+    yield parts[1]
     yield b"}"
 
 

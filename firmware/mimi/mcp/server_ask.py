@@ -3,11 +3,11 @@
 # first ask (mcp/server_tools.py).
 import asyncio
 
-from mimi.bus.message import Message
+from mimi.bus.message import MCP, Message
 from mimi.channels import Channel
 from mimi.platform import const, log
 
-CHANNEL = "mcp"
+CHANNEL = MCP
 ASKS_MAX = const(2)  # questions of MCP clients waiting for the agent at once
 # An answer later than this is not waited for (it is still saved in the session): a client of the TypeScript
 # SDK (Claude Desktop) gives up on a request after 60 s.

@@ -2,6 +2,7 @@
 # agent); every call runs through the registry's guards and approvers, with the role mcp_role names.
 import json
 
+from mimi.bus.message import MCP
 from mimi.mcp.server_rpc import INVALID_PARAMS, RpcError
 from mimi.platform import const, log
 from mimi.tools.lazy_tool import LazyTool
@@ -19,8 +20,7 @@ ASK = (
     b'"properties": {"text": {"type": "string", "description": "what to ask or tell the agent"}}, '
     b'"required": ["text"]}, "annotations": {"readOnlyHint": false, "openWorldHint": true}}'
 )
-_SCHEMA_KEY = b'"input_schema": '  # a definition's key as the Messages API names it ...
-_MCP_SCHEMA_KEY = b'"inputSchema": '  # ... and as MCP does
+_MCP_SCHEMA_KEY = b'"inputSchema": '  # the schema's key as MCP names it
 _READS = b', "annotations": {"readOnlyHint": true}}'  # a definition's end: whether the tool changes the world
 _ACTS = b', "annotations": {"readOnlyHint": false}}'
 _HEAD = b'{"tools": ['
@@ -37,16 +37,12 @@ def _plain(tool):
                        "annotations": {"readOnlyHint": not tool.acting}}).encode()
 
 
-def _lazy(tool):
-    """A built-in's MCP definition as views of its JSON in DEFS (flash on a ROMFS board), the schema's key
-    renamed between them: nothing decoded, nothing copied (a heap short of a 1.5 KB run still lists them)."""
-    from mimi.tools.builtin_defs import DEFS
-
-    start = DEFS.find(b"{", DEFS.find(b"\n" + tool.name.encode() + b"\t"))  # the line's fields hold no brace
-    end = DEFS.find(b"\n", start)
-    at = DEFS.find(_SCHEMA_KEY, start, end)
-    view = memoryview(DEFS)
-    return view[start:at], _MCP_SCHEMA_KEY, view[at + len(_SCHEMA_KEY):end - 1], _ACTS if tool.acting else _READS
+def _encoded(tool):
+    """A built-in's MCP definition as views of its JSON in DEFS (flash on a ROMFS board), the schema's key renamed
+    between them (lazy_tool.py Encoded.schema_parts): nothing decoded, nothing copied (a heap short of a 1.5 KB run
+    still lists them)."""
+    head, tail = tool.schema_parts()
+    return head, _MCP_SCHEMA_KEY, tail[:-1], _ACTS if tool.acting else _READS
 
 
 class Tools:
@@ -99,7 +95,7 @@ class Tools:
                     "moment".format(name, CALLS_MAX)), True
         self.running += 1
         try:
-            turn = Turn("mcp", client, {"mcp": client, "role": role}, role)  # unattended: confirm tools refused
+            turn = Turn(MCP, client, {"mcp": client, "role": role}, role)  # unattended: confirm tools refused
             text, is_error = await self.app.registry.execute(name, arguments, turn)
         finally:
             self.running -= 1
@@ -123,7 +119,7 @@ def _pieces(picked, tail):
     for definition in picked:
         yield _SEPARATOR
         if isinstance(definition, LazyTool):
-            for piece in _lazy(definition):
+            for piece in _encoded(definition):
                 yield piece
         else:
             yield definition

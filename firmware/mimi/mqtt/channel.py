@@ -3,8 +3,9 @@
 import asyncio
 
 from mimi import jsontext, mqtt, platform, utf8
-from mimi.bus.message import Message
+from mimi.bus.message import MQTT, Message
 from mimi.channels import Channel
+from mimi.channels.system import CONSOLE_TARGET
 from mimi.health import memory_errors
 from mimi.mqtt import messages, packets, presence
 from mimi.mqtt.client import Client, Refused, reason
@@ -12,7 +13,7 @@ from mimi.net.backoff import Backoff
 from mimi.platform import const, log
 from mimi.safety import roles
 
-CHANNEL = "mqtt"
+CHANNEL = MQTT
 RETRY_FIRST_S = const(1)
 RETRY_MAX_S = const(60)
 _REFUSED_RETRY_S = const(300)  # after a wrong password: the owner has to act, so try seldom
@@ -272,7 +273,7 @@ class MQTT(Channel):
         except ValueError as exc:
             log("mqtt: ignored an answer on {}/reply: {}".format(self.base(), exc))
             return
-        asker = ("cli", "console")
+        asker = CONSOLE_TARGET
         for entry in self._asks:
             if entry[0] == answer["id"]:
                 asker = entry[1]
@@ -280,7 +281,7 @@ class MQTT(Channel):
                 break
         text = "board {} answered: {}".format(answer["from"] or "?", answer["text"])
         if asker[0] not in self.app.channels:
-            asker = ("cli", "console")
+            asker = CONSOLE_TARGET
         await self.app.bus.outbound.put(Message(asker[0], asker[1], text, {"kind": "notice"}))
 
     # -- outgoing: the channel --
@@ -312,7 +313,7 @@ class MQTT(Channel):
     async def _to_board(self, board, text, asker):
         self._ask_no += 1
         ask_id = "{}-{}".format(self.device_id(), self._ask_no)
-        self._asks.append([ask_id, tuple(asker) if asker else ("cli", "console")])
+        self._asks.append([ask_id, tuple(asker) if asker else CONSOLE_TARGET])
         del self._asks[:-ASKS_MAX]
         body = {"text": text, "from": self.device_id(), "reply_to": self.base() + "/reply", "id": ask_id}
         await self.client.publish(mqtt.BASE_PREFIX + board + "/in", messages.encode(body), 1)

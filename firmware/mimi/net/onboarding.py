@@ -16,7 +16,7 @@ def ap_name():
 
 
 class Onboarding:
-    """Opened and closed by the WiFi keeper (net/wifi.py); App wiring: Onboarding(app).
+    """Opened and closed by the WiFi keeper (net/wifi.py), its setup (app.py hands it over).
     The page (net/setup_page.py, microdot) is loaded only when the access point opens."""
 
     def __init__(self, app):
@@ -25,7 +25,6 @@ class Onboarding:
         self.web = None
         self._ap = None
         self._task = None
-        app.wifi.setup = self
 
     def is_open(self):
         return self._task is not None

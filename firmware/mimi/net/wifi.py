@@ -22,7 +22,7 @@ class WiFi:
         self.config = config
         self.wlan = platform.wlan()
         self.up = asyncio.Event()
-        self.setup = None  # the onboarding access point (net/onboarding.py) registers itself here
+        self.setup = None  # the onboarding access point (net/onboarding.py), once the app makes it
         self.backoff = Backoff(RETRY_FIRST_S, RETRY_MAX_S)
         self.connect_wait_s = _CONNECT_WAIT_S
         self.link_check_s = _LINK_CHECK_S

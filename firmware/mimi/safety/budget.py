@@ -6,13 +6,14 @@ from mimi.platform import const, log
 from mimi.safety import NS, usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
+from mimi.bus.message import CLI, SYSTEM
 
 USERS_MAX = const(16)  # senders whose last minute is remembered; the longest quiet is forgotten first
 _WARN_PERCENT = const(80)
 _MINUTE_S = const(60)
 _HOUR_MINUTES = const(60)
 _DAY_S = const(86400)
-EXEMPT_CHANNELS = ("cli", "system")  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
+EXEMPT_CHANNELS = (CLI, SYSTEM)  # the owner at the keyboard; cron, heartbeat and watchers (own caps)
 _TOLD_WARN = "warned"  # the store's marks: the day limit the 80% / 100% notice was sent for
 _TOLD_STOP = "stopped"
 # The console commands (channels/commands.py add_lines).

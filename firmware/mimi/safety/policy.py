@@ -1,7 +1,7 @@
 # Who may run a tool (its tier against the asker's role) and how (its autonomy level): the registry approver.
 import json
 
-from mimi.bus.message import Message
+from mimi.bus.message import MCP, MQTT, TELEGRAM, WEBSOCKET, Message
 from mimi.platform import const, log
 from mimi.safety import NS, audit, roles
 
@@ -107,11 +107,11 @@ class Policy:
 
     def _role_command(self, channel):
         """The console command that sets the role of the channel's users."""
-        if channel == "mcp":
+        if channel == MCP:
             return "mcp_role <role>"
-        if channel == "mqtt":
+        if channel == MQTT:
             return "mqtt_role <role>"
-        if channel == "websocket":
+        if channel == WEBSOCKET:
             from mimi.gateway import TOKEN_KEY, TOKEN_NS
 
             token_off = self.app.config.get(TOKEN_NS, TOKEN_KEY) == "off"
@@ -124,11 +124,12 @@ class Policy:
 
         app = self.app
         channel_name, chat_id = turn.asker
-        ask_chat = getattr(app.channels.get(channel_name), "confirm", None)
+        chat = app.channels.get(channel_name)
+        ask_chat = None if chat is None else chat.confirm
         if ask_chat is None:
             return "{} needs the user's confirmation, but the {} chat cannot ask; it was not run".format(
                 name, channel_name)
-        asker = turn.meta.get("user_id") if turn.channel == "telegram" else None
+        asker = turn.meta.get("user_id") if turn.channel == TELEGRAM else None
         if self.questions is None:
             self.questions = confirm.Questions()
         question = self.questions.ask(name, shown_input(app.config, data), channel_name, chat_id, asker, tier)

@@ -1,10 +1,12 @@
 # Who is asking: owner, operator or observer. Telegram users have one each; console and gateway are the owner.
+from mimi.bus.message import CLI, SYSTEM, TELEGRAM, WEBSOCKET
+
 OWNER = "owner"
 OPERATOR = "operator"
 OBSERVER = "observer"
 ROLES = (OBSERVER, OPERATOR, OWNER)  # least to most trusted
 DEFAULT_ROLE = OPERATOR  # an allowlisted Telegram user with no role set
-OWNER_CHANNELS = ("cli", "websocket")  # whoever holds the console or the gateway token owns the device
+OWNER_CHANNELS = (CLI, WEBSOCKET)  # whoever holds the console or the gateway token owns the device
 _NS, _KEY = "tg_config", "roles"
 
 
@@ -68,7 +70,7 @@ def of_chat(config, channel, chat_id):
     if channel in OWNER_CHANNELS:
         role = str(chat_id).split(".", 1)[0] if "." in str(chat_id) else OWNER
         return role if role in ROLES else OBSERVER
-    if channel == "telegram" and config is not None and chat_id.isdigit():
+    if channel == TELEGRAM and config is not None and chat_id.isdigit():
         allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
         if chat_id in allowed:
             return of_user(config, int(chat_id))
@@ -83,6 +85,6 @@ def of_turn(config, channel, meta, asker):
     role = meta.get("role") if isinstance(meta, dict) else None
     if role in ROLES:
         return role
-    if channel == "system":
+    if channel == SYSTEM:
         return of_chat(config, asker[0], asker[1])
     return OWNER if channel in OWNER_CHANNELS else OBSERVER

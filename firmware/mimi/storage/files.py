@@ -5,7 +5,7 @@ from mimi import utf8
 from mimi.platform import const
 
 TMP_SUFFIX = ".tmp"
-ENOSPC = const(28)  # OSError errno of a full flash on LittleFS and POSIX alike
+_ENOSPC = const(28)  # OSError errno of a full flash on LittleFS and POSIX alike
 _CHUNK = const(512)  # bytes read per step when streaming a file
 _S_IFDIR = const(0x4000)
 _EEXIST = const(17)
@@ -33,7 +33,7 @@ def is_full(exc):
     code = getattr(exc, "errno", None)
     if code is None and exc.args:
         code = exc.args[0]
-    return code == ENOSPC
+    return code == _ENOSPC
 
 
 def _stat(path):

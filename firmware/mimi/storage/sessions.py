@@ -1,5 +1,6 @@
 # Chat histories as JSONL files, one per channel and chat, read from the tail and kept bounded.
 from mimi import platform
+from mimi.bus.message import SYSTEM
 from mimi.platform import const
 from mimi.storage import files, session_lines, space
 from mimi.storage.session_lines import SUFFIX
@@ -87,7 +88,7 @@ class Sessions:
         """Whether agent/consolidate.py may have work for a chat, told after every turn without importing it:
         a journal waits, or the file has more lines than CONSOLIDATE_AT (its due() then counts messages).
         Cron and heartbeat turns (channel "system") are never consolidated."""
-        if channel == "system":
+        if channel == SYSTEM:
             return False
         stem = self.stem(channel, chat_id)
         if files.exists(self.journal_path(stem)):

@@ -1,7 +1,7 @@
 # The Telegram bot at work, made at its first need (channel.py): polling, routing updates, buttons, replies.
 import asyncio
 
-from mimi.bus.message import Message
+from mimi.bus.message import TELEGRAM, Message
 from mimi.health import memory_errors
 from mimi.platform import const, log
 from mimi.safety import roles
@@ -154,7 +154,7 @@ class Bot:
             await self._answer(chat_id, "Yes? Write your question after my name.")
             return True
         meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id)}
-        await self.app.deliver(Message("telegram", chat_id, text, meta))
+        await self.app.deliver(Message(TELEGRAM, chat_id, text, meta))
         return False
 
     async def _media(self, update, message, text, user_id, chat_id):
@@ -174,7 +174,7 @@ class Bot:
         item["caption"] = text
         meta = {"update_id": update["update_id"], "user_id": user_id, "role": roles.of_user(self.app.config, user_id),
                 "media": item}
-        await self.app.bus.inbound.put(Message("telegram", chat_id, attachments.question(text, item), meta))
+        await self.app.bus.inbound.put(Message(TELEGRAM, chat_id, attachments.question(text, item), meta))
         return False
 
     async def _stranger(self, user_id, username, chat_id):
@@ -203,7 +203,7 @@ class Bot:
 
     def _asking(self):
         questions = self._questions()
-        return questions is not None and questions.waiting_on("telegram")
+        return questions is not None and questions.waiting_on(TELEGRAM)
 
     async def confirm(self, question, seconds):
         """Ask with Approve / Deny buttons; the outcome, shown afterwards in place of the buttons."""
@@ -231,7 +231,7 @@ class Bot:
         user_id = (query.get("from") or {}).get("id")
         from mimi.safety import confirm
 
-        outcome = confirm.answer(self.app, "telegram", chat_id, qid, answer == "y",
+        outcome = confirm.answer(self.app, TELEGRAM, chat_id, qid, answer == "y",
                                  lambda question: self._may_answer(question, user_id))
         if outcome == confirm.SETTLED:
             reply = "Approved" if answer == "y" else "Denied"

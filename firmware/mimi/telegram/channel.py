@@ -3,6 +3,7 @@
 # a waiting reply or a message to send. A board without a token holds only this.
 import asyncio
 
+from mimi.bus.message import TELEGRAM
 from mimi.channels import Channel
 from mimi.storage import files
 from mimi.telegram import OUTBOX_FILE
@@ -25,7 +26,7 @@ class Telegram(Channel):
     """The `telegram` channel and its service; app.py adds them and the console commands (COMMANDS). Its calls
     are the bot's (bot.py), made at the first one that needs it."""
 
-    name = "telegram"
+    name = TELEGRAM
     streams = True
 
     def __init__(self, app):

@@ -1,9 +1,11 @@
 # Built-in tools held as data: a line of builtin_defs.DEFS each, their code imported at the first call.
 import json
 
+from mimi import table
 from mimi.platform import const
 
-_SAFETY_FIELDS = const(3)  # tier, acting, level: a line's fields between its module and its definition
+_SCHEMA_KEY = b'"input_schema": '  # a definition's key as the Messages API names it
+_DEFINITION_FIELD = const(5)  # a line's fields: name, module, tier, acting, level, then the definition
 
 
 def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports the registry to write it
@@ -15,14 +17,9 @@ def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports 
 def add_lazy(registry, module_name):
     """The module's tools from their lines in DEFS: name, module, tier, acting, level, definition."""
     defs = _defs()
-    key = "\t{}\t".format(module_name).encode()
-    at = defs.find(key)
-    while at >= 0:
-        definition = at + len(key)
-        for _ in range(_SAFETY_FIELDS):  # after tier, acting and level
-            definition = defs.find(b"\t", definition) + 1
-        registry.add(LazyTool(registry, definition))
-        at = defs.find(key, definition)
+    for at in table.rows(defs):
+        if table.has(defs, at, 1, module_name):
+            registry.add(LazyTool(registry, table.skip(defs, at, _DEFINITION_FIELD)))
 
 
 class Encoded:
@@ -33,6 +30,21 @@ class Encoded:
 
     def _decoded(self):  # the definition as a dict: each kind of tool reads its own bytes
         raise NotImplementedError
+
+    def _span(self):  # (bytes, start, end) of its definition: each kind of tool keeps its own
+        raise NotImplementedError
+
+    def schema_parts(self):
+        """(head, tail): views of the definition before its one top-level "input_schema" key and after it (the
+        schema and the closing brace), for a wire that names the key its own way (MCP's inputSchema, an OpenAI
+        function's parameters) with nothing copied; None for a definition not in the encoder's layout. Name
+        and description come first, strings whose quotes are escaped: the key's first match is the key."""
+        data, start, end = self._span()
+        at = data.find(_SCHEMA_KEY, start, end)
+        if at < 0:
+            return None
+        view = memoryview(data)
+        return view[start:at], view[at + len(_SCHEMA_KEY):end]
 
     @property
     def description(self):
@@ -53,44 +65,41 @@ class LazyTool(Encoded):
     def __init__(self, registry, at):  # at: where its definition starts in DEFS
         self._registry, self._at = registry, at
 
-    def _fields(self):  # [name, module, tier, acting, level], the line's head
+    def _field(self, index):  # 0 name, 1 module, 2 tier, 3 acting, 4 level: the line's head
         defs = _defs()
-        return defs[defs.rfind(b"\n", 0, self._at) + 1 : self._at - 1].decode().split("\t")
+        return table.field(defs, table.start(defs, self._at), index).decode()
 
     @property
     def name(self):  # made when asked: a str kept per tool costs heap (the registry's key is one)
-        defs = _defs()
-        start = defs.rfind(b"\n", 0, self._at) + 1
-        return defs[start : defs.find(b"\t", start)].decode()
+        return self._field(0)
 
     @property
     def tier(self):  # [safety] the least trusted role that may run it (safety/roles.py)
-        return self._fields()[2]
+        return self._field(2)
 
     @property
     def acting(self):  # [safety] does it change the world (the circuit breaker counts it)
-        return self._fields()[3] == "1"
+        return self._field(3) == "1"
 
     @property
     def level(self):  # [safety] its default autonomy level (safety/policy.py LEVELS)
-        return self._fields()[4]
+        return self._field(4)
 
     def __len__(self):
-        return _defs().find(b"\n", self._at) - self._at
+        return table.end(_defs(), self._at) - self._at
 
     def chunks(self):  # a view of the constant: nothing copied
         defs = _defs()
-        return (memoryview(defs)[self._at : defs.find(b"\n", self._at)],)
+        return (memoryview(defs)[self._at : table.end(defs, self._at)],)
 
-    def _span(self):  # (bytes, start, end) of its definition (llm/openai_request.py: a function from it)
+    def _span(self):
         defs = _defs()
-        return defs, self._at, defs.find(b"\n", self._at)
+        return defs, self._at, table.end(defs, self._at)
 
     def _decoded(self):
         defs = _defs()
-        return json.loads(defs[self._at : defs.find(b"\n", self._at)])
+        return json.loads(defs[self._at : table.end(defs, self._at)])
 
     def code(self):
         """The real tool, bound to the app: its module imported and set up at the first call (registry.code)."""
-        name, module = self._fields()[:2]
-        return self._registry.code(module, name)
+        return self._registry.code(self._field(1), self._field(0))

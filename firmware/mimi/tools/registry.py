@@ -6,7 +6,7 @@ from mimi import platform
 from mimi.platform import const
 from mimi.tools.lazy_tool import LazyTool
 
-TOOL_TIMEOUT_S = const(30)
+_TOOL_TIMEOUT_S = const(30)
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
 
 _JSON_TYPES = {
@@ -162,7 +162,7 @@ class Registry:
         if problem:
             return "invalid input for {}: {}".format(name, problem), True
         started = platform.ticks_ms()
-        limit = getattr(tool, "timeout_s", TOOL_TIMEOUT_S)  # a tool may bound itself (MCP: mcp_config.timeout_s)
+        limit = getattr(tool, "timeout_s", _TOOL_TIMEOUT_S)  # a tool may bound itself (MCP: mcp_config.timeout_s)
         try:
             result = run(code_of(tool), data, turn)
             if hasattr(result, "send") or hasattr(result, "__await__"):  # async run()

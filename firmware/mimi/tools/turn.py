@@ -1,4 +1,5 @@
 # The turn a tool call runs for: the chat it answers in, the inbound message's extras and the role it acts with.
+from mimi.bus.message import CLI
 from mimi.channels.system import requesting_chat
 from mimi.safety import roles
 
@@ -37,4 +38,4 @@ def of(config, channel, chat_id, meta=None):
 
 def console():
     """A tool run by hand on the console (tool_exec): the owner, answering in the console."""
-    return Turn("cli", "console", None, roles.OWNER)
+    return Turn(CLI, "console", None, roles.OWNER)
