@@ -30,7 +30,7 @@ SOURCE_FILES = ("main.py", "boot.py", "romfs_boot.py")  # run by name at boot (f
 DATA_DIRS = ("certs", "www")  # copied as they are (certs: only *.der)
 MICRODOT_MODULES = ("__init__.py", "microdot.py", "websocket.py", "helpers.py")
 MANIFEST = "manifest.json"
-WEB_APP = ("index.html", "attach.js", "views.js")  # the gateway's web app: shipped gzip-compressed only
+WEB_APP = ("index.html", "attach.js", "views.js", "favicon.svg")  # the web app: shipped gzip-compressed only
 WEB_APP_BUDGET = 24 * 1024  # bytes the web app's files may take together, compressed (README: Web app)
 
 

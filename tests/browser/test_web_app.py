@@ -81,11 +81,11 @@ def test_every_view_shows_the_running_board_and_changes_go_through_the_console(b
     page.goto("http://127.0.0.1:{}/?token={}".format(port, token_of(device)))
     page.wait_for_selector("#state.ok", timeout=WAIT_MS)
 
-    # Chat: tool activity shows as it does on Telegram.
+    # Chat: tool activity shows as it does on Telegram, inside the reply.
     fake.script(tool_use("get_current_time", {}), text("It is late."))
     page.fill("#text", "what time is it?")
     page.press("#text", "Enter")
-    page.wait_for_selector(".note.tool >> text=running get_current_time", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.bot .tool >> text=get_current_time", timeout=WAIT_MS)
     page.wait_for_selector(".msg.bot >> text=It is late.", timeout=WAIT_MS)
     assert page.locator("#attach svg").count() == 1  # an inline icon, no emoji glyph
     _shot(page, runtime, "chat")
@@ -103,22 +103,23 @@ def test_every_view_shows_the_running_board_and_changes_go_through_the_console(b
     _tab(page, "settings")
     field = _setting(page, "llm_config.max_tokens")
     field.locator("input").fill("lots")
-    field.locator("button").click()
+    field.locator("button >> text=Save").click()
     console_error = device.command("config_set llm_config.max_tokens lots").strip().splitlines()[-1]
-    page.wait_for_selector("#v-settings .result.bad", timeout=WAIT_MS)
-    assert page.inner_text("#v-settings .result") == console_error
+    field.locator(".said.bad").wait_for(timeout=WAIT_MS)
+    assert field.locator(".said").inner_text() == console_error
     field = _setting(page, "llm_config.max_tokens")
     field.locator("input").fill("2048")
-    field.locator("button").click()
-    page.wait_for_selector("#v-settings .result.ok", timeout=WAIT_MS)
-    assert "llm_config.max_tokens = 2048 (saved" in page.inner_text("#v-settings .result")
+    field.locator("button >> text=Save").click()
+    field.locator(".said.ok >> text=saved").wait_for(timeout=WAIT_MS)
+    assert "llm_config.max_tokens = 2048 (saved" in field.locator(".said").inner_text()
     assert "llm_config.max_tokens = 2048" in device.command("config_show")
     secret = _setting(page, "web_config.search_key")
+    page.click("details[data-group='Web search and web services'] summary")  # a closed section, opened
     assert secret.locator("input").get_attribute("type") == "password"
     secret.locator("input").fill(SECRET)
-    secret.locator("button").click()
-    page.wait_for_function("() => document.querySelector('#v-settings .result').textContent"
-                           ".startsWith('web_config.search_key')", timeout=WAIT_MS)
+    secret.locator("button >> text=Save").click()
+    page.wait_for_function("() => document.querySelector('form.set[data-name=\"web_config.search_key\"] .said')"
+                           ".textContent.startsWith('web_config.search_key')", timeout=WAIT_MS)
     page.wait_for_selector('form.set[data-name="web_config.search_key"] input[placeholder^="sk-a"]', timeout=WAIT_MS)
     assert "web_config.search_key = sk-a\u2026WXYZ" in device.command("config_show")
     _shot(page, runtime, "settings")
@@ -132,7 +133,7 @@ def test_every_view_shows_the_running_board_and_changes_go_through_the_console(b
     page.wait_for_selector(".editor h3 >> text=USER.md", timeout=WAIT_MS)
     page.fill(".editor textarea", "# User\nName: Ana; likes green tea.\n")
     page.click(".editor button >> text=Save")
-    page.wait_for_selector("#v-memory .result.ok", timeout=WAIT_MS)
+    page.wait_for_selector(".editor .said.ok >> text=saved USER.md", timeout=WAIT_MS)
     assert (flash / "data" / "config" / "USER.md").read_text() == "# User\nName: Ana; likes green tea.\n"
     _shot(page, runtime, "memory")
 
@@ -146,11 +147,11 @@ def test_every_view_shows_the_running_board_and_changes_go_through_the_console(b
     assert "[paused]" in device.command("watch_list")
     _shot(page, runtime, "rules")
 
-    # Usage: one bar per day with usage, the budget line, the audit log with the chat's tool call.
+    # Usage: one bar per day with usage, the budget (far above these days), the audit log with the chat's tool call.
     _tab(page, "usage")
     page.wait_for_selector("#v-usage svg.chart", timeout=WAIT_MS)
     assert page.locator("#v-usage rect.bar").count() == len(USED_DAYS)
-    assert page.locator("#v-usage line.budget").count() == 1
+    assert page.locator("#v-usage line.budget").count() == 0 and "budget 2M: off the scale" in page.inner_text("#v-usage")
     page.wait_for_selector("#v-usage table.audit td >> text=get_current_time", timeout=WAIT_MS)
     _shot(page, runtime, "usage")
 

@@ -12,7 +12,8 @@ from tests.e2e.device import Device
 from tests.e2e.test_gateway import free_port, listening
 from tests.runtimes import MICROPYTHON_ROMFS, ROOT
 
-ASSETS = (("", "index.html"), ("attach.js", "attach.js"), ("views.js", "views.js"))
+ASSETS = (("", "index.html"), ("attach.js", "attach.js"), ("views.js", "views.js"), ("favicon.svg", "favicon.svg"),
+          ("favicon.ico", "favicon.svg"))
 
 
 @pytest.fixture
