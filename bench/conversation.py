@@ -15,6 +15,7 @@ HEAP_LOW_KB = 64  # assumed too small; checked
 HEAP_HIGH_KB = 1024  # assumed enough; checked
 TURN_TIMEOUT_S = 60
 IDLE_SETTLE_S = 2
+IDLE_READINGS = 2  # of heap_info, IDLE_SETTLE_S apart (a loaded machine may still run the last turn's after-steps)
 # A firmware log line ("name: ...") that comes while a reply streams gets a line of its own on the console, and
 # the reply goes on below on a fresh "mimi: " line; both are taken out before the reply is compared.
 _LOG_LINE = re.compile(r"(?:health|clock|gateway|WiFi|tools|agent|cron|heartbeat|safety|Telegram): [^\n]*\n")
@@ -49,7 +50,8 @@ def run_conversation(fake, runtime, heap, name, host=None, binary=None, extra=()
     """Boot the firmware, hold the ten turns over the console; (ok, why, requests, seconds). `host` (a dict)
     gets "bytes", "images" and "names": the laptop side's heap before the firmware started, and of it the
     ROMFS images and the qstr pools (Firmware.host_heap()). binary: another MicroPython; extra: more run.py
-    arguments; prepare: standard_flash's; idle (a dict): "used", the heap held after the chat (heap_info)."""
+    arguments; prepare: standard_flash's; idle (a dict): "used", the heap held after the chat (heap_info). `host`
+    also gets "board": the firmware's board: lines (the mode it chose, what its boot did with the names)."""
     fake.reset()
     expected = script(fake)
     flash = standard_flash(name, sessions=("cli_console",), prepare=prepare)
@@ -76,9 +78,12 @@ def run_conversation(fake, runtime, heap, name, host=None, binary=None, extra=()
             return False, "{} requests, {} refused".format(len(requests), len(bad)), requests, \
                 time.monotonic() - started
         if idle is not None:
-            time.sleep(IDLE_SETTLE_S)  # the turn's after-steps done, the long poll (if any) open again
-            used = re.search(r"heap: \d+ bytes free, (\d+) used", firmware.command("heap_info"))
-            idle["used"] = int(used.group(1)) if used else None
+            readings = []
+            for _ in range(IDLE_READINGS):  # the least: a reading taken while an after-step still ran is not idle
+                time.sleep(IDLE_SETTLE_S)  # the turn's after-steps done, the long poll (if any) open again
+                used = re.search(r"heap: \d+ bytes free, (\d+) used", firmware.command("heap_info"))
+                readings += [int(used.group(1))] if used else []
+            idle["used"] = min(readings) if readings else None
         saved = _last_saved(flash)
         if saved != expected[-1]:
             return False, "the session does not end with the last reply", requests, \
@@ -87,6 +92,7 @@ def run_conversation(fake, runtime, heap, name, host=None, binary=None, extra=()
     finally:
         if host is not None:
             host["bytes"], host["images"], host["names"] = firmware.host_heap() or (None, None, None)
+            host["board"] = [line for line in firmware.output.splitlines() if line.startswith("board: ")]
         firmware.stop()
         fake.brain = None
 
@@ -98,10 +104,11 @@ def _last_saved(flash):
     return json.loads(lines[-1])["content"] if lines else None
 
 
-def idle_after_chat(fake, runtime, heap, binary=None, extra=(), prepare=None):
+def idle_after_chat(fake, runtime, heap, binary=None, extra=(), prepare=None, host=None):
     """The heap the firmware holds at idle after the 10-turn chat (heap_info after a collection), the laptop
-    side's share subtracted as smallest_heap does (its qstr pools counted as the firmware's)."""
-    host, idle = {}, {}
+    side's share subtracted as smallest_heap does (its qstr pools counted as the firmware's). host: a dict given
+    gets run_conversation's."""
+    host, idle = {} if host is None else host, {}
     ok, why, _, _ = run_conversation(fake, runtime, heap, "idle-{}".format(runtime), host, binary, extra, prepare,
                                      idle)
     if not ok or not idle.get("used") or not host.get("bytes"):

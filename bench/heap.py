@@ -1,8 +1,17 @@
-# Peak heap per turn: gc.mem_alloc() high-water above the idle baseline, 1 KB and 16 KB replies.
+# Peak heap per turn: gc.mem_alloc() high-water above the idle baseline, 1 KB and 16 KB replies; and the heap
+# ratchet: the 10-turn chat at the fixed heap of bench/heap_budget.json and the idle heap after it, against it.
+#   python -m bench.heap [--binary PATH] [--form romfs|mpy] [--heap KB]   (the ratchet's figures: a RATCHET line each)
+import argparse
+import json
+import os
+import sys
+
+from bench import conversation
 from bench.drivers_run import run_driver
-from bench.setup import API_KEY, chat_replies, free_port, micropython, reps, runtime_command, standard_flash
+from bench.setup import (API_KEY, binary_name, build_bundle, build_romfs, chat_replies, free_port, image_heap_bytes,
+                         micropython, reps, runtime_command, standard_flash)
 from bench.stats import summary
-from host_sim.fake_anthropic import text
+from host_sim.fake_anthropic import FakeAnthropic, text
 
 REPLY_SIZES = (1024, 16 * 1024)
 HEAP = "1024K"  # roomy, so the figure is what a turn uses, not what a tight heap forces
@@ -51,3 +60,63 @@ def measure(fake, log):
                                         figures["reply_1k"]["median"], figures["reply_16k"]["median"]))
         out[runtime] = figures
     return out
+
+
+# The ratchet (tests/host/test_heap_ratchet.py, in `make test`): per form and MicroPython binary, the 10-turn chat
+# at a fixed heap and the idle heap after it, firmware only, held to the figures of one file. A change that grows
+# the heap fails it, and raises the figure there, with its reason, in the same commit.
+BUDGET_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heap_budget.json")
+RATCHET_MARK = "RATCHET "
+RATCHET_FORMS = ("romfs", "mpy")
+
+
+def budget(path=BUDGET_FILE):
+    with open(path) as f:
+        return json.load(f)
+
+
+def ratchet_heap_kb(form, figures):
+    """The chat's heapsize: the budget's, plus the ROMFS images in that form (the unix port holds them in its heap;
+    on the chip they are flash), whole KB."""
+    extra = (image_heap_bytes() + 1023) // 1024 if form == "romfs" else 0
+    return figures["chat_heap_kb"]["budget"] + extra
+
+
+def ratchet(fake, form, binary=None, heap_kb=None, path=BUDGET_FILE):
+    """One form's ratchet figures under a binary (None: the default MicroPython): the chat at the budget's heap
+    (heap_kb: at this heapsize instead), then idle after it as the bench takes it (conversation.idle_after_chat:
+    heap_info after a collection, less what the laptop side held before the firmware started;
+    MIMI_SIM_HOST_HEAP=1). idle_kb is None when the chat failed (why says how); board: the firmware's board
+    lines (the mode it chose, what its boot did with the names)."""
+    name = binary_name(binary)
+    figures = budget(path)["forms"][form][name]
+    heap_kb = heap_kb or ratchet_heap_kb(form, figures)
+    host = {}
+    got = conversation.idle_after_chat(fake, form, "{}K".format(heap_kb), binary, host=host)
+    return {"form": form, "binary": name, "heap_kb": heap_kb, "idle_kb": got["kb_firmware"],
+            "idle_with_host_kb": got.get("kb_with_host"), "why": got.get("why"), "board": host.get("board"),
+            "chat_heap_kb": figures["chat_heap_kb"]["budget"], "idle_budget_kb": figures["idle_kb"]["budget"]}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="The heap ratchet's figures (bench/heap_budget.json)")
+    parser.add_argument("--binary", default=None, help="another MicroPython (its figures: its file name's)")
+    parser.add_argument("--form", action="append", choices=RATCHET_FORMS, help="default: every form")
+    parser.add_argument("--heap", type=int, default=None, help="heapsize in KB, images included (default: the "
+                        "budget's)")
+    args = parser.parse_args(argv)
+    forms = args.form or RATCHET_FORMS
+    build_bundle()
+    if "romfs" in forms:
+        build_romfs()
+    fake = FakeAnthropic(api_key=API_KEY)
+    fake.start()
+    try:
+        for form in forms:
+            print(RATCHET_MARK + json.dumps(ratchet(fake, form, args.binary, args.heap)), flush=True)
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

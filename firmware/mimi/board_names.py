@@ -20,6 +20,10 @@ from mimi.platform import log
 from mimi.storage.files import is_dir
 
 _COLLECT_EVERY = 8  # modules imported between collections: the heap's peak stays one module's closure
+# The pool the firmware's names need beyond the ~1,280 a roomy chat fills: its entries, each a pointer, a 2-byte
+# hash and a 1-byte length, in one block (18 KB on the chip, 28 KB on the 64-bit unix port).
+_POOL_NAMES = 2560
+_POOL_ENTRY = (8 if sys.maxsize > 0x7FFFFFFF else 4) + 3
 _ROM = "/rom/"  # where a ROMFS image is mounted (romfs_boot.py)
 _FROZEN = (".frozen", "mimi/")  # a frozen module's file name (platform.code_origin)
 
@@ -66,6 +70,11 @@ def intern_all(package="mimi", sources=False):
         names = [name for name in _modules(root, package) if name not in sys.modules]
     except OSError:
         return None
+    pool = _POOL_NAMES * _POOL_ENTRY
+    if not block_free(pool):  # a try that ran out would leave the last pool full: the next new name anywhere
+        log("board: module names not interned at boot: no free block of {} KB for their pool: a heap this small "
+            "cannot load every feature later".format(pool // 1024))  # would need the block then
+        return None
     done = 0
     for name in names:
         if name in sys.modules:  # a module imported meanwhile by one before it, and kept
@@ -87,6 +96,18 @@ def intern_all(package="mimi", sources=False):
             gc.collect()
     gc.collect()
     return done
+
+
+def block_free(size):
+    """True when the heap has a free block of `size` bytes now (the chip's split heap grows to find one)."""
+    gc.collect()
+    try:
+        block = bytearray(size)
+    except MemoryError:
+        return False
+    del block
+    gc.collect()
+    return True
 
 
 def _let_new_go(loaded):

@@ -4,7 +4,7 @@ import os
 import sys
 
 import mimi.storage
-from mimi import board_names
+from mimi import board_names, platform
 
 
 def test_every_module_is_imported_once_and_let_go():
@@ -42,3 +42,16 @@ def test_a_package_without_a_folder_has_nothing_to_intern():
         assert board_names.intern_all("frozen_pkg_for_test") is None
     finally:
         del sys.modules["frozen_pkg_for_test"]
+
+
+def test_a_block_is_free_only_where_the_heap_holds_one():
+    # The names' next pool is one block: a board whose heap has none does not start interning (a try that ran out
+    # would fill the last pool, and the next new name anywhere would need that block).
+    free, used = platform.heap_info()
+    if free is None:  # CPython: no GC heap figures, and no qstr pools to make room for
+        assert board_names.intern_all("mimi.storage", sources=True) is None
+        return
+    before = sorted(sys.modules)
+    assert board_names.block_free(free + used + 1) is False  # more than the whole heap
+    assert board_names.block_free(2048) is True
+    assert sorted(sys.modules) == before
