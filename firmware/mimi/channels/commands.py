@@ -1,8 +1,9 @@
 # The serial CLI's commands: parsing, usage hints, and what each one does.
-from mimi import VERSION, platform, table
+from mimi import platform, table
 from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
 from mimi.platform import const
 
+_OWN = "mimi.channels.console_commands"  # the console's own commands (help, status...), loaded when typed
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
 _HANDLER_FIELD = const(5)  # a line's field after the description: a setter's setting, or the handler
 _SECRET_FIELD = const(6)  # a line's field after the handler: the first argument that is a secret (1: the first)
@@ -16,8 +17,8 @@ _SECRET_FIELD = const(6)  # a line's field after the handler: the first argument
 # (flash); a line is read only when its command is run or listed. Other layers add theirs the same way
 # (add_lines), with handlers found at their first use.
 _BUILTINS = (
-    "\nhelp\thelp\t0\t0\tlist the commands\t"
-    "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\t"
+    "\nhelp\thelp\t0\t0\tlist the commands\tmimi.channels.console_commands:help(app)"
+    "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\tmimi.channels.console_commands:status(app)"
     "\nchat\tchat <text>\t1\t-1\ttalk to the agent from the console\t"
     "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect"
     "\tmimi.net.wifi_console:wifi_set(app)\t2"
@@ -28,17 +29,21 @@ _BUILTINS = (
     "\nset_max_tokens\tset_max_tokens <n>\t1\t1\tlongest reply, in tokens\tllm_config.max_tokens"
     "\nset_llm_api\tset_llm_api <url>\t1\t1\tAnthropic API endpoint\tllm_config.api_base"
     "\nset_tg_api\tset_tg_api <url>\t1\t1\tTelegram Bot API endpoint\ttg_config.api_base"
-    "\nconfig_show\tconfig_show\t0\t0\tevery setting, secrets masked\t"
-    "\nconfig_set\tconfig_set <namespace.key> <value>\t2\t-1\tchange any setting (see config_show)\t"
-    "\ntool_list\ttool_list\t0\t0\tthe tools the agent can use\t"
-    "\ntool_exec\ttool_exec <name> [json]\t1\t-1\trun a tool by hand, e.g. tool_exec get_current_time {}\t"
-    "\nconfig_reset\tconfig_reset\t0\t0\terase every setting (back to defaults)\t"
-    "\nmemory_read\tmemory_read\t0\t0\tprint MEMORY.md\t"
-    "\nmemory_write\tmemory_write <text>\t1\t-1\treplace MEMORY.md\t"
-    "\nsession_list\tsession_list\t0\t0\tlist the chat sessions\t"
-    "\nsession_clear\tsession_clear <chat_id>\t1\t1\tforget one chat's history\t"
-    "\nheap_info\theap_info\t0\t0\tfree and used heap\t"
-    "\nrestart\trestart\t0\t0\treboot the device\t"
+    "\nconfig_show\tconfig_show\t0\t0\tevery setting, secrets masked\tmimi.channels.console_commands:config_show(app)"
+    "\nconfig_set\tconfig_set <namespace.key> <value>\t2\t-1\tchange any setting (see config_show)"
+    "\tmimi.channels.console_commands:config_set(app)"
+    "\ntool_list\ttool_list\t0\t0\tthe tools the agent can use\tmimi.channels.console_commands:tool_list(app)"
+    "\ntool_exec\ttool_exec <name> [json]\t1\t-1\trun a tool by hand, e.g. tool_exec get_current_time {}"
+    "\tmimi.channels.console_commands:tool_exec(app)"
+    "\nconfig_reset\tconfig_reset\t0\t0\terase every setting (back to defaults)"
+    "\tmimi.channels.console_commands:config_reset(app)"
+    "\nmemory_read\tmemory_read\t0\t0\tprint MEMORY.md\tmimi.channels.console_commands:memory_read(app)"
+    "\nmemory_write\tmemory_write <text>\t1\t-1\treplace MEMORY.md\tmimi.channels.console_commands:memory_write(app)"
+    "\nsession_list\tsession_list\t0\t0\tlist the chat sessions\tmimi.channels.console_commands:session_list(app)"
+    "\nsession_clear\tsession_clear <chat_id>\t1\t1\tforget one chat's history"
+    "\tmimi.channels.console_commands:session_clear(app)"
+    "\nheap_info\theap_info\t0\t0\tfree and used heap\tmimi.channels.console_commands:heap_info(app)"
+    "\nrestart\trestart\t0\t0\treboot the device\tmimi.channels.console_commands:restart(app)"
     "\n"
 )
 
@@ -140,8 +145,12 @@ class Commands:
             path, _, first = target.partition("(")
             if first:
                 args = (self.find(first[:-1]),) + args
-            result = self.find(path)(*args)  # a module's plain function, or a coroutine to await
-            return (await result) if hasattr(result, "send") else result
+            try:
+                result = self.find(path)(*args)  # a module's plain function, or a coroutine to await
+                return (await result) if hasattr(result, "send") else result
+            finally:
+                if path.startswith(_OWN + ":"):
+                    platform.unload(_OWN)  # the console's own commands: their code is not kept
 
         return run
 
@@ -241,12 +250,6 @@ class Commands:
         else:
             self.out("{}; type help for the list, or chat <text> to talk to the agent".format(shown))
 
-    async def help(self):
-        entries = [self.entry(name) for name in sorted(self.names())]
-        width = max(len(entry[1]) for entry in entries)
-        for entry in entries:
-            self.out("  {}  {}".format(entry[1] + " " * (width - len(entry[1])), entry[4]))
-
     def setter(self, ns, key):
         async def set_value(value):
             self.app.config.set(ns, key, value)
@@ -257,108 +260,6 @@ class Commands:
 
     async def chat(self, text):
         await self.console.chat(text)
-
-    async def config_show(self):
-        for ns, key, shown in self.app.config.shown():
-            self.out("  {}.{} = {}".format(ns, key, shown))
-
-    async def config_set(self, name, value):
-        ns, _, key = name.partition(".")
-        await self.setter(ns, key)(value)
-
-    async def tool_list(self):
-        registry = self.app.registry
-        for name in sorted(registry.tools):  # the definitions' order
-            self.out("  {}  {}".format(name, registry.tools[name].description.split("\n")[0][:90]))
-        if not registry.tools:
-            self.out("(no tools loaded)")
-        for warning in registry.warnings:
-            self.out("  warning: " + warning)
-
-    async def tool_exec(self, name, text="{}"):
-        from mimi import jsontext
-
-        try:
-            data = jsontext.loads(text)
-        except ValueError:
-            self.out('error: the input must be JSON, e.g. tool_exec {} {{"key": "value"}}'.format(name))
-            return
-        from mimi.tools import turn
-
-        result, is_error = await self.app.registry.execute(name, data, turn.console())  # the owner, by hand
-        self.out(("error: " if is_error else "") + result)
-
-    async def config_reset(self):
-        self.app.config.reset()
-        self.out("every setting erased; defaults in effect")
-
-    async def memory_read(self):
-        text = self.app.memory.read()
-        self.out(text if text else "(MEMORY.md is empty)")
-
-    async def memory_write(self, text):
-        self.app.memory.write(text + "\n")
-        self.out("MEMORY.md replaced ({} bytes)".format(len(text.encode()) + 1))
-
-    async def session_list(self):
-        rows = self.app.sessions.list()
-        if not rows:
-            self.out("(no sessions)")
-        for row in rows:
-            lines = "" if row[2] is None else ", {} lines".format(row[2])
-            self.out("  {}  ({} bytes{})".format(row[0], row[1], lines))
-
-    async def session_clear(self, chat_id):
-        removed = self.app.sessions.clear(chat_id)
-        self.out("cleared {} session file(s) for '{}'".format(removed, chat_id))
-
-    async def heap_info(self):
-        platform.collect()  # figures after a collection: what is really held
-        free, used = platform.heap_info()
-        if free is None:
-            self.out("heap: not measured on this runtime")
-        else:
-            self.out("heap: {} bytes free, {} used, {} total".format(free, used, free + used))
-
-    async def restart(self):
-        self.out("restarting...")
-        platform.reset()
-
-    async def status(self):
-        app = self.app
-        cfg = app.config
-        up = (platform.ticks_diff(platform.ticks_ms(), app.started_ms)) // 1000
-        self.out("MimiClaw-Py {}  up {} s".format(VERSION, up))
-        from mimi.net.wifi_console import summary
-
-        self.out("  WiFi: {}".format(summary(app.wifi)))
-        model = cfg.get("llm_config", "model")
-        from mimi.safety.prices import DEMO_MODEL
-
-        if model == DEMO_MODEL:
-            self.out("  Claude: none: the offline demo brain answers (make sim without ANTHROPIC_API_KEY; every reply "
-                     "is labelled, nothing is billed)")
-        else:
-            self.out("  Claude: model {} at {}, key {}".format(model, cfg.get("llm_config", "api_base"),
-                     "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))
-        if not app.models.plain():
-            from mimi.llm import commands as llm
-
-            self.out("  Models: chain {}{}".format(llm.chain_text(cfg), "; last answer " + llm.answered_text(
-                app.models.answered) if app.models.answered else ""))
-        self.out("  Telegram: token {}".format(
-            "set" if cfg.is_set("tg_config", "bot_token") else "not set (set_tg_token <token>)"))
-        agent = app.agent
-        self.out("  Agent: {} turns, {} failed, {}".format(
-            agent.turns, agent.failures, "busy" if agent.busy_with else "idle"))
-        self.out("  Queues: inbound {}/{}, outbound {}/{}".format(
-            app.bus.inbound.qsize(), app.bus.inbound.maxsize, app.bus.outbound.qsize(), app.bus.outbound.maxsize))
-        free, used = platform.heap_info()
-        if free is not None:
-            self.out("  Heap: {} free, {} used".format(free, used))
-        from mimi import board
-
-        self.out("  Board: {}".format(board.describe()))
 
 
 def _word(line, index):
