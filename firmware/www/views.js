@@ -51,6 +51,7 @@ askHistory = function () { askChat(); refresh(); };
 function say(n, m) { // the device's answer to a change, in its own words, where the change was asked
   n.textContent = m.text;
   n.className = "said " + (m.ok ? "ok" : "bad");
+  n.scrollIntoView({ block: "nearest" }); // in sight, however far down the field is
 }
 function said(view) { return view.querySelector(".said.top") || view.insertBefore(el("p", "said top"), view.firstChild); }
 
@@ -73,10 +74,11 @@ function drawStatus(m) {
 }
 
 // -- settings: every setting of config_show under a human heading; a save answered at its field; secrets write-only --
-var GROUPS = [["WiFi", "wifi_config", 1], ["Telegram", "tg_config", 1], ["Claude and other models", "llm_config llm_profiles", 1],
+var GROUPS = [["WiFi", "wifi_config", 1], ["Telegram", "tg_config", 1], ["Models", "llm_config llm_profiles", 1],
   ["Web chat and MCP", "gw_config mcp_config"], ["Web search and web services", "web_config"], ["MQTT and Home Assistant", "mqtt_config"],
   ["Voice", "voice_config"], ["Safety, budgets and limits", "safety_config"], ["Tools and heartbeat", "tool_config agent_config"],
   ["Photos and files", "media_config"], ["Board", "system"]];
+var SUBS = { llm_profiles: "Profiles p1\u2013p6 and their API keys (llm_add, llm_key)" }; // closed inside their section
 var fields = {}, OTHER = ["Other", "", 0]; // Other: a namespace this page does not know yet
 function group(ns) {
   var found = OTHER, v = views.settings;
@@ -85,13 +87,15 @@ function group(ns) {
     var box = g.box = el("details"), sum = el("summary", null, g[0]);
     box.open = !!g[2]; box.hidden = true; box.dataset.group = g[0]; g.n = 0;
     sum.appendChild(g.count = el("small", "count"));
-    box.appendChild(sum); box.appendChild(g.list = el("div"));
+    box.appendChild(sum); box.appendChild(g.list = el("div")); box.appendChild(g.subs = el("div"));
     v.appendChild(box);
   });
   found.box.hidden = false;
   found.n++;
   found.count.textContent = found.n + (found.n == 1 ? " setting" : " settings");
-  return found.list;
+  if (!SUBS[ns]) return found.list;
+  if (!found[ns]) { found[ns] = found.subs.appendChild(el("details", "sub")); found[ns].appendChild(el("summary", null, SUBS[ns])); }
+  return found[ns];
 }
 function field(s) {
   var name = s[0] + "." + s[1], row = el("form", "set"), label = el("label"), input = el("input");
@@ -105,7 +109,7 @@ function field(s) {
   input.name = "value"; input.id = "set-" + s[0] + "-" + s[1]; input.autocomplete = "off"; input.spellcheck = false;
   label.htmlFor = input.id;
   label.appendChild(el("code", null, s[1]));
-  label.appendChild(el("small", null, s[5] + (s[6] !== "" && !s[3] ? " (default " + s[6] + ")" : "")));
+  label.appendChild(el("small", null, s[5] + (s[3] ? "; write-only: type a new one to replace it" : s[6] !== "" ? " (default " + s[6] + ")" : "")));
   if (s[3]) input.type = "password";
   if (s[4] == "int") input.inputMode = "numeric";
   reset.title = s[6] === "" ? "leave it unset" : "back to the default, " + s[6];
@@ -125,7 +129,7 @@ function drawSettings(m) {
   if (!v.querySelector(".intro")) v.insertBefore(el("p", "intro", "Each Save runs config_set, as on the console; secrets are write-only."), v.firstChild);
   m.settings.forEach(function (s) { // fields are made once and kept: open sections and answers stay as they are
     var f = fields[s[0] + "." + s[1]] || field(s), input = f.input, value = s[2] == "(not set)" ? "" : s[2];
-    if (s[3]) input.placeholder = s[2] + " (write-only: type a new one)";
+    if (s[3]) input.placeholder = s[2];
     else {
       input.placeholder = s[6] !== "" ? s[6] : "(not set)";
       if (document.activeElement != input && input.value == (input.dataset.was || "")) input.value = value;
@@ -153,10 +157,10 @@ function drawFiles(m) {
   });
 }
 function fit(area) { // as tall as the screen allows (at least 12 lines), longer with a longer text
-  var v = views.memory, line = parseFloat(getComputedStyle(area).lineHeight) || 18;
+  var v = views.memory, line = parseFloat(getComputedStyle(area).lineHeight) || 18, bar = area.nextSibling;
   var top = area.getBoundingClientRect().top - v.getBoundingClientRect().top + v.scrollTop;
   area.style.height = "auto";
-  area.style.height = Math.max(area.scrollHeight + 2, v.clientHeight - top - 64, 12 * line + 12) + "px";
+  area.style.height = Math.max(area.scrollHeight + 2, v.clientHeight - top - bar.offsetHeight - 14, 12 * line + 12) + "px";
 }
 function drawFile(m) {
   var box = views.memory.querySelector(".editor"), area, size, state, save, bar, out;
@@ -282,16 +286,16 @@ var css = el("style");
 css.textContent = "[hidden]{display:none!important}nav{display:flex;background:#4a4163;overflow-x:auto;padding:0 max(0px,calc(50% - 400px))}nav button{flex:1;background:none;border-radius:0;padding:.35em .2em;font-size:.72em;color:#ddd;display:flex;flex-direction:column;align-items:center;gap:.1em;min-width:3.6em}" +
   "nav button[aria-selected=true]{color:#fff;background:#ffffff1f;box-shadow:inset 0 -3px #a99cff}svg.i{width:1.45em;height:1.45em;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}.view{flex:1;overflow-y:auto;padding:.8em;" + wide + "}" +
   "h2{font-size:1em;margin:.2em 0 .5em}table{border-collapse:collapse;width:100%;font-size:.85em}th,td{text-align:left;padding:.25em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}" +
-  "details{background:#fff;border-radius:.6em;margin:0 0 .6em;box-shadow:0 1px 2px #0002}summary{padding:.6em .8em;font-weight:600;cursor:pointer}summary .count{font-weight:400;color:#777;margin-left:.5em}details>div{padding:0 .8em .3em}.intro{color:#555;font-size:.85em;margin:0 0 .6em}" +
+  "details{background:#fff;border-radius:.6em;margin:0 0 .6em;box-shadow:0 1px 2px #0002}summary{padding:.6em .8em;font-weight:600;cursor:pointer}summary .count{font-weight:400;color:#777;margin-left:.5em}details>div{padding:0 .8em .3em}details.sub{box-shadow:none;border-top:1px solid #eee;border-radius:0;margin:0}details.sub summary{padding:.5em 0;font-weight:400;color:#444}.intro{color:#555;font-size:.85em;margin:0 0 .6em}" +
   "form.set{display:grid;grid-template-columns:minmax(0,1fr) auto auto;gap:.3em .4em;align-items:center;padding:.5em 0;border:0;border-top:1px solid #eee;background:none}form.set label{grid-column:1/-1}form.set code{font-weight:600}" +
-  "form.set label small{display:block;color:#666;font-size:.85em}form.set input{font:inherit;padding:.35em;border:1px solid #ccc;border-radius:.4em;min-width:0}.reset{background:#8a8495}.said{grid-column:1/-1}.said:empty{display:none}" +
+  "form.set label small{display:block;color:#666;font-size:.85em}@media(min-width:700px){form.set{grid-template-columns:14em minmax(0,1fr) auto auto}form.set label{grid-column:auto}form.set .said{grid-column:2/-1}}form.set input{font:inherit;padding:.35em;border:1px solid #ccc;border-radius:.4em;min-width:0}.reset{background:#8a8495}.said{grid-column:1/-1}.said:empty{display:none}" +
   ".said{padding:.3em .6em;border-radius:.4em;font-size:.85em;overflow-wrap:anywhere}.said.ok{background:#ddf3dd}.said.bad{background:#fde2dd;color:#8a2313}p.said{margin:0 0 .6em}" +
   ".files button{margin:0 .3em .3em 0;background:#8a8495;font-size:.85em}.files button small{margin-left:.4em;opacity:.8}.files button.on{background:#6c5ce7}.editor h3{margin:.3em 0;font-size:1em}.editor textarea{display:block;width:100%;height:auto;resize:vertical;font:13px/1.4 ui-monospace,monospace;border:1px solid #ccc;border-radius:.4em;padding:.4em}" +
-  ".savebar{position:sticky;bottom:0;display:flex;flex-wrap:wrap;align-items:center;gap:.3em .6em;padding:.4em 0;background:#f4f1ec}.savebar .size{flex:1;color:#555}.size.over{color:#b52a13;font-weight:600}.state{font-size:.85em;font-weight:600;padding:.1em .5em;border-radius:1em}.state.clean{background:#ddf3dd;color:#23632a}.state.dirty{background:#fff0c2;color:#7a5300}.state:empty{display:none}.savebar .said{flex-basis:100%}" +
+  ".savebar{position:sticky;bottom:-.8em;display:flex;flex-wrap:wrap;align-items:center;gap:.3em .6em;padding:.4em 0 1.2em;background:#f4f1ec}.savebar .size{flex:1;color:#555}.size.over{color:#b52a13;font-weight:600}.state{font-size:.85em;font-weight:600;padding:.1em .5em;border-radius:1em}.state.clean{background:#ddf3dd;color:#23632a}.state.dirty{background:#fff0c2;color:#7a5300}.state:empty{display:none}.savebar .said{flex-basis:100%}" +
   ".card{background:#fff;border-radius:.6em;padding:.6em;margin-bottom:.6em;box-shadow:0 1px 2px #0002}.card.paused{opacity:.7}.card .line{font-size:.8em;color:#555;overflow-wrap:anywhere}.card button{margin:.4em .4em 0 0;font-size:.85em}.card button.deny{background:#8a8495}" +
   ".chart{display:block;width:100%;height:160px;background:#fff;border-radius:.4em}.chart .hit{fill:transparent}.chart .bar{fill:#6c5ce7}.chart .bar.demo{fill:#b9b4c4}.chart g.on .hit{fill:#6c5ce71a}.chart .budget{stroke:#d9534f;stroke-dasharray:4 3;vector-effect:non-scaling-stroke}.axis{display:flex;justify-content:space-between;color:#777}" +
   ".pick{min-height:1.45em;margin:.3em 0;font-size:.9em}.off,.demo{color:#7a5300}p.demo{background:#fff0c2;padding:.4em .6em;border-radius:.4em}.audit .o.ok{color:#23632a}.audit .o.bad{color:#b52a13;font-weight:600}.audit .in,.audit .out{font-size:.92em;color:#444}.audit .w,.audit .u{white-space:nowrap}" +
-  "@media(max-width:640px){.audit thead{display:none}.audit,.audit tbody{display:block}.audit tr{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:0 .6em;background:#fff;border-radius:.5em;margin-bottom:.5em;padding:.45em .7em;box-shadow:0 1px 2px #0002}.audit td{border:0;padding:.1em 0;min-width:0}.audit .t{font-weight:600}.audit .o,.audit .u{text-align:right}.audit .w{white-space:normal}.audit .in,.audit .out{grid-column:1/-1}}" +
+  "@media(max-width:640px){.audit thead{display:none}.audit,.audit tbody{display:block}.audit tr{display:flex;flex-wrap:wrap;gap:0 .6em;background:#fff;border-radius:.5em;margin-bottom:.5em;padding:.45em .7em;box-shadow:0 1px 2px #0002}.audit td{border:0;padding:.1em 0;min-width:0}.audit .t{flex:1 1 calc(100% - 5em);font-weight:600}.audit .w{flex:1 1 auto;white-space:normal}.audit .o,.audit .u{margin-left:auto}.audit .in,.audit .out{flex-basis:100%}}" +
   ".kv th{white-space:nowrap;color:#555}.sparkbox{margin:.3em 0 .6em}.sparkbox small{display:block;color:#777}";
 document.head.appendChild(css);
 show("chat");
