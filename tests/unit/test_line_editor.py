@@ -122,6 +122,26 @@ def test_secret_arguments_show_as_stars_and_stay_out_of_history():
     assert screen.text == ""
 
 
+def test_a_pasted_line_asks_where_its_secret_starts_once_a_word_not_once_a_character():
+    screen, asked = Screen(), []
+
+    def secret_from(line):  # the console's rule for one command: its second argument is the secret
+        asked.append(line)
+        words = line.split(" ")
+        return len(words[0]) + len(words[1]) + 2 if words[0] == "llm_key" and len(words) > 2 and words[2] else -1
+
+    editor = LineEditor(screen.write, True, secret_from)
+    _type(editor, "chat " + "w" * 900 + " and more")
+    assert len(asked) <= 8  # at each space and word start: not 910 times, a longer line each time
+    assert screen.text == "chat " + "w" * 900 + " and more"
+    _type(editor, b"\x15llm_key local sk-local-1234")  # Ctrl-U, then a command with a secret
+    assert screen.text == "llm_key local " + "*" * 13
+    _type(editor, HOME + b"\x1b[C" * 9 + b"X")  # the name edited in the middle: the stars move with it
+    assert screen.text == "llm_key lXocal " + "*" * 13
+    _type(editor, END + b"\x7f" * 14)  # back to before the secret's word began
+    assert screen.text == "llm_key lXocal"
+
+
 def test_ctrl_c_throws_the_line_away_and_utf8_counts_as_one_character():
     editor, screen = _editor()
     assert _type(editor, b"chat oops\x03") == [CANCEL]

@@ -38,7 +38,9 @@ class LineEditor:
         self.write = write  # text to the terminal; used only when echo is on
         self.echo = echo
         # commands whose arguments are shown as stars, or a function of the line: where its secret starts, or -1
+        # (it starts at a word's first character and depends on nothing after it)
         self.secret_words = secret_words
+        self._secret_at = None  # what secret_words said of the line, None: asked again at the next look
         self.names = names  # callable -> command names, for Tab (None: Tab is typed as it is)
         self.prompt = prompt  # what the console shows before the line ("" while none): drawn again with it
         self.history = []
@@ -110,6 +112,8 @@ class LineEditor:
             return  # over the cap: ignored, the line stays as typed so far
         self._bytes += size
         at_end = self.cursor == len(self.chars)
+        if not at_end or text == " " or not self.chars or self.chars[-1] == " ":
+            self._secret_at = None  # a word begins or the line changes inside: where a secret starts may move
         self.chars.insert(self.cursor, text)
         self.cursor += 1
         if at_end:  # appending never changes how the rest looks
@@ -153,6 +157,7 @@ class LineEditor:
 
     def _reset(self):
         self.chars, self.cursor, self._bytes = [], 0, 0
+        self._secret_at = None
         self._pending = bytearray()
         self._browse = self._draft = None
 
@@ -192,6 +197,7 @@ class LineEditor:
             return
         if self.cursor == len(self.chars):
             self._bytes -= len(self.chars.pop().encode())
+            self._secret_at = None
             self.cursor -= 1
             self._out("\b \b")
             return
@@ -203,6 +209,7 @@ class LineEditor:
         old = self.cursor
         self._bytes -= len("".join(self.chars[start:end]).encode())
         del self.chars[start:end]
+        self._secret_at = None
         self.cursor = start
         self._redraw(old)
 
@@ -218,6 +225,7 @@ class LineEditor:
         text = self.history[self._browse] if self._browse < len(self.history) else self._draft
         old = self.cursor
         self.chars = list(text)
+        self._secret_at = None
         self._bytes = len(text.encode())
         self.cursor = len(self.chars)
         self._redraw(old)
@@ -255,12 +263,16 @@ class LineEditor:
         self._move(len(self.chars), self.cursor)
 
     def _secret_from(self):
-        """Index of the line's first character shown as a star, or -1: the line holds no secret."""
-        line = "".join(self.chars)
-        if callable(self.secret_words):
-            return self.secret_words(line)
-        head = line.split(" ", 1)
-        return line.index(" ") + 1 if len(head) > 1 and head[0] in self.secret_words else -1
+        """Index of the line's first character shown as a star, or -1: the line holds no secret. Asked once
+        a word: a pasted kilobyte is not a kilobyte joined per character."""
+        if self._secret_at is None:
+            line = "".join(self.chars)
+            if callable(self.secret_words):
+                self._secret_at = self.secret_words(line)
+            else:
+                head = line.split(" ", 1)
+                self._secret_at = line.index(" ") + 1 if len(head) > 1 and head[0] in self.secret_words else -1
+        return self._secret_at
 
     def _is_secret(self):
         return self._secret_from() >= 0
