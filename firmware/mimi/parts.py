@@ -29,12 +29,17 @@ def made(app, name):
     setattr(app, name, part)
     if name == "mqtt":
         app.add_channel(part)
-    elif name == "watchers":  # its caps guard every tool call; the system channel hands it its turns' answers
-        app.registry.approvers.append(part.limits)
-        app.registry.guards.append(part.limits)
-        app.system.watchers = part
+    elif name == "watchers":
+        _wire_watchers(app, part)
     start_late(app, part)  # which lets this module go
     return part
+
+
+def _wire_watchers(app, watchers):
+    """The watchers' caps guard every tool call; the system channel hands them its turns' answers."""
+    app.registry.approvers.append(watchers.limits)
+    app.registry.guards.append(watchers.limits)
+    app.system.watchers = watchers
 
 
 def start_late(app, service):
