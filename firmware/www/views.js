@@ -50,7 +50,8 @@ var askChat = askHistory; // the page asks for the chat at every (re)connect: th
 askHistory = function () { askChat(); refresh(); };
 function say(n, m) { // the device's answer to a change, in its own words, where the change was asked
   n.textContent = m.text;
-  n.className = "said " + (m.ok ? "ok" : "bad");
+  n.classList.toggle("ok", !!m.ok); // its other classes kept: a view's answer on top stays on top when redrawn
+  n.classList.toggle("bad", !m.ok);
   n.scrollIntoView({ block: "nearest" }); // in sight, however far down the field is
 }
 function said(view) { return view.querySelector(".said.top") || view.insertBefore(el("p", "said top"), view.firstChild); }

@@ -379,8 +379,23 @@ def test_each_view_reads_well_on_a_phone_and_a_desktop(firmware_board, screen, f
     assert (flash / "data" / "memory" / "MEMORY.md").read_text() == longer
     assert page.locator(".savebar button").is_disabled()
 
+    # Rules: the model's watcher judged quiet, and a local rule (README's fan) checked from the page.
+    fake.script(text("WATCH_OK"))
+    assert "attic" in device.command("watch_check attic")
+    assert "GPIO pins the agent may use: 5" in device.command("gpio_allow 5")
+    assert "watching: fan" in device.command("watch_add fan temperature 5 the chip's fan")
+    assert "rule set: fan" in device.command('watch_rule fan {"when": {"above": 60}, "rearm": {"below": 55}, "do": '
+                                             '[{"tool": "gpio_write", "input": {"pin": 5, "value": 1}}, {"say": "chip '
+                                             'at {value} C: fan on"}], "otherwise": [{"tool": "gpio_write", "input": '
+                                             '{"pin": 5, "value": 0}}]}')
+    deadline = time.monotonic() + 20
+    while "-> rule:" not in device.command("watch_list") and time.monotonic() < deadline:  # read every 5 s
+        time.sleep(0.5)
     _tab(page, "rules")
-    page.locator('.card[data-name="attic"]').wait_for(timeout=WAIT_MS)
+    page.locator('.card[data-name="attic"] >> text=WATCH_OK').wait_for(timeout=WAIT_MS)
+    page.locator('.card[data-name="fan"] >> text=rule: quiet').wait_for(timeout=WAIT_MS)
+    page.locator('.card[data-name="fan"] button >> text=Check now').click()
+    page.locator("#v-rules .said.ok >> text=watch fan: reading").wait_for(timeout=WAIT_MS)
     _measure(page, size, "#v-rules .card")
     _shot(page, size, "rules")
 
