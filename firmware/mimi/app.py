@@ -23,7 +23,6 @@ from mimi.gateway import server as gateway_server
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
 from mimi.llm import COMMANDS as LLM_COMMANDS
-from mimi.llm.claude import Claude
 from mimi.llm.models import Models
 from mimi.net import tls
 from mimi.net.wifi import WiFi
@@ -75,8 +74,7 @@ class App:
         self.memory = Memory(self.flash)
         self.sessions = Sessions(self.flash.sessions_dir)
         self.wifi = WiFi(self.config)
-        self.claude = Claude(self.config)
-        self.models = Models(self.config, self.claude)  # claude, or the chain of model profiles (llm_use)
+        self.models = Models(self.config)  # claude, or the chain of model profiles (llm_use)
         self.console = Console(self)
         self.channels = {}  # name -> channels/__init__.py Channel: add_channel
         self.add_channel(self.console)

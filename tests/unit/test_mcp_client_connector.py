@@ -8,7 +8,8 @@ from support import run
 from test_mcp_client_protocol import _port, _read_request
 
 from mimi.config import Config
-from mimi.llm.claude import Claude, JsonBody
+from mimi.llm.claude import JsonBody
+from mimi.llm.models import Models
 
 SERVERS = [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs", "authorization_token": "t0k"}]
 TOOLS = [{"name": "get_current_time", "description": "d", "input_schema": {"type": "object"}}]
@@ -65,9 +66,9 @@ def _stream(tools, servers=SERVERS):
             config = Config()
             config.set("llm_config", "api_key", "sk-ant-test")
             config.set("llm_config", "api_base", "http://127.0.0.1:{}".format(port))
-            claude = Claude(config)
-            claude.mcp_servers = servers
-            return await claude.stream("system", [{"role": "user", "content": "hi"}], tools, on_tool=on_tool)
+            models = Models(config)
+            models.mcp_servers = servers
+            return await models.claude().stream("system", [{"role": "user", "content": "hi"}], tools, on_tool=on_tool)
         finally:
             server.close()
             await server.wait_closed()

@@ -22,8 +22,8 @@ MULTIPLY = {"name": "multiply", "description": "Multiply.", "inputSchema": {"typ
 def _app(tag):
     app = stub_app(tag, parts=True)
     app.registry = Registry(app)
-    app.claude = Holder()
-    app.claude.mcp_servers = None
+    app.models = Holder()
+    app.models.mcp_servers = None
     return app
 
 
@@ -57,7 +57,7 @@ def test_a_board_without_mcp_servers_loads_no_client_code_and_one_with_them_make
                                         "remote": True}]}, f)
             clients = mcp.setup(app)  # the next boot: the part made, to start with the network services
             assert clients is app.mcp_client and app.services == [clients] and app.tasks == []
-            assert app.claude.mcp_servers == [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs",
+            assert app.models.mcp_servers == [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs",
                                                "authorization_token": "t0k"}]
             # Claude's connector alone: the client's transport and tools are not loaded
             assert not imported("mimi.mcp.client_local") and not imported("mimi.mcp.client")
@@ -206,11 +206,11 @@ def test_mcp_remote_is_for_claudes_connector_and_mcp_tools_says_the_board_does_n
             run(client_commands.tools(app, "docs"))
         assert said.lines[0].startswith("MCP server docs added for Claude's MCP connector: Anthropic's API calls it")
         assert said.lines[1].startswith("docs is called by Anthropic's API itself")
-        assert app.claude.mcp_servers[0]["authorization_token"] == "tok-0123456789abcdefghijkl"
+        assert app.models.mcp_servers[0]["authorization_token"] == "tok-0123456789abcdefghijkl"
         assert "is not public" in str(raises(ValueError, run, client_commands.add_remote(
             app, "lan", "https://192.168.1.10/mcp")))
         run(client_commands.remove(app, "docs"))
-        assert app.claude.mcp_servers is None
+        assert app.models.mcp_servers is None
     finally:
         remove_tree(app.top)
 

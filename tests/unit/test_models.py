@@ -40,7 +40,8 @@ class Client:
 
 
 def _models(config, claude, local):
-    models = Models(config, claude)
+    models = Models(config)
+    models.claude = lambda: claude  # the client a call makes, a fake here
     models.openai = local
     return models
 

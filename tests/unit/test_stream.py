@@ -4,7 +4,7 @@ import json
 from support import raises
 
 from mimi.llm.sse import SSEParser
-from mimi.llm.stream import TEXT_MAX, MessageAssembler, StreamError
+from mimi.llm.stream import SERVER_BLOCKS_MAX, TEXT_MAX, MessageAssembler, StreamError
 
 # The text reply exactly as protocols.md shows it.
 HELLO_STREAM = """event: message_start
@@ -349,8 +349,6 @@ def test_a_web_search_turn_keeps_its_blocks_counts_searches_and_links_citations(
 
 
 def test_too_many_server_blocks_stop_the_stream():
-    from mimi.llm.stream import SERVER_BLOCKS_MAX, StreamError
-
     assembler = MessageAssembler()
     start(assembler)
     try:

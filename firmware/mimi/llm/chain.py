@@ -90,17 +90,17 @@ async def _call(models, profile, system, messages, tools, on_delta, tool_choice,
     own = profile.anthropic_own
     listed = tools(own) if callable(tools) else tools
     if profile.wire == profiles.OPENAI:
-        if models.openai is None:
+        client = models.openai
+        if client is None:
             from mimi.llm.openai_chat import OpenAIChat
 
-            models.openai = OpenAIChat(models.config)
-        return await models.openai.stream(profile, system, messages, listed, on_delta, tool_choice, max_tokens,
-                                          fail_fast)
+            client = OpenAIChat(models)
+        return await client.stream(profile, system, messages, listed, on_delta, tool_choice, max_tokens, fail_fast)
     if profile.slot is None:  # claude itself: llm_config's settings, a job's model (set_watch_model) kept
-        return await models.claude.stream(system, messages, listed, on_delta, tool_choice, model, on_tool,
-                                          max_tokens, None, fail_fast)
-    return await models.claude.stream(system, messages, listed, on_delta, tool_choice, None,
-                                      on_tool if own else None, max_tokens, profile, fail_fast)
+        return await models.claude().stream(system, messages, listed, on_delta, tool_choice, model, on_tool,
+                                            max_tokens, None, fail_fast)
+    return await models.claude().stream(system, messages, listed, on_delta, tool_choice, None,
+                                        on_tool if own else None, max_tokens, profile, fail_fast)
 
 
 def _tell_once(models, name, message):

@@ -18,9 +18,6 @@ _BACKOFF_FIRST_MS = const(500)
 _BACKOFF_MAX_MS = const(8000)
 _RETRY_AFTER_MAX_S = const(60)
 _FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
-FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
-_STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
-_STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
 SSE_LINE_MAX = const(16384)
 _SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
 ERROR_BODY_MAX = const(8192)
@@ -116,20 +113,13 @@ async def retried(attempt, who, fail_fast=False):
 
 
 class Claude:
-    """Reads key, model, endpoint and max_tokens from the config at every call: settings apply at once.
-    `mcp_servers`: the remote MCP servers of Claude's MCP connector (set by the MCP client, mcp/), sent with
-    every call that offers tools (the agent's turns), with their toolsets and beta header."""
+    """One call's client, made by Models (llm/models.py) for the call: reads key, model, endpoint and max_tokens
+    from the config (settings apply at once), the call's limits and Claude's MCP connector servers (sent with
+    every call that offers tools, the agent's turns, with their toolsets and beta header) from the Models."""
 
-    mcp_servers = None
-
-    # The limits of one call, as class attributes so the host runner's --limits option can shorten them.
-    first_byte_s = FIRST_BYTE_TIMEOUT_S
-    idle_s = _STREAM_IDLE_TIMEOUT_S
-    deadline_s = _STREAM_DEADLINE_S
-
-    def __init__(self, config):
-        self.config = config
-        self.last_usage = None
+    def __init__(self, models):
+        self.models = models
+        self.config = models.config
 
     async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
                      on_tool=None, max_tokens=None, profile=None, fail_fast=False):
@@ -161,7 +151,7 @@ class Claude:
         }
         line_max = SSE_LINE_MAX
         own = profile is None or profile.anthropic_own
-        servers = self.mcp_servers if tools and own else None  # the connector rides with the agent's tools
+        servers = self.models.mcp_servers if tools and own else None  # the connector rides with the agent's tools
         if tools:
             from mimi.llm import claude_tools
 
@@ -184,8 +174,9 @@ class Claude:
                        profile=None):
         who = profile or "Claude"
         try:
-            response = await http.request("POST", url, headers, body, self.idle_s, self.first_byte_s,
-                                          self.deadline_s)
+            limits = self.models
+            response = await http.request("POST", url, headers, body, limits.idle_s, limits.first_byte_s,
+                                          limits.deadline_s)
         except http.TLSError as exc:
             raise ModelError("tls", "Cannot reach {}: {}. {}".format(_api(profile), exc, _TLS_HINT))
         except http.HTTPError as exc:
@@ -212,7 +203,6 @@ class Claude:
                     streamed[0] = True
                     if on_delta:
                         await on_delta(delta)
-            self.last_usage = assembler.usage
             return assembler
         except StreamError as exc:
             raise from_stream_error(exc, profile)

@@ -1,5 +1,18 @@
 # Where a model call goes: claude alone (llm_config, the default: nothing else loaded), or the chain of profiles
-# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one).
+# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one). The clients' code
+# (llm/claude.py, the stream and SSE readers, the OpenAI-compatible wire) is loaded for a call and let go after it:
+# a board at rest holds none of it.
+from mimi import platform
+from mimi.platform import const
+
+_FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
+_STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
+_STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
+# A call's modules, unloaded once no call is under way (a module another part keeps, as the MCP client keeps the
+# SSE reader, stays its own: only the name is forgotten). Nothing outside a call keeps their objects.
+_CALL_MODULES = ("mimi.llm.claude", "mimi.llm.stream", "mimi.llm.sse", "mimi.llm.claude_tools", "mimi.llm.file_pieces",
+                 "mimi.llm.openai_chat", "mimi.llm.openai_stream", "mimi.llm.openai_request",
+                 "mimi.storage.history_pieces")
 
 
 class Route:
@@ -24,14 +37,33 @@ class Models:
     The wiring (app.py) sets budget_spent (True once the day's token budget is spent) and tell (the owner's
     notice, once a boot per profile whose key was refused)."""
 
-    def __init__(self, config, claude):
+    # The limits of one call, class attributes so the host runner's --limits option can shorten them.
+    first_byte_s = _FIRST_BYTE_TIMEOUT_S
+    idle_s = _STREAM_IDLE_TIMEOUT_S
+    deadline_s = _STREAM_DEADLINE_S
+
+    def __init__(self, config):
         self.config = config
-        self.claude = claude
         self.budget_spent = None
         self.tell = None
         self.answered = None  # (profile name, model, skipped) of the last call that answered: status
-        self.openai = None  # the OpenAI-compatible client, made at its first call
+        self.openai = None  # an OpenAI-compatible client to use instead of one made per call (a test's)
+        self.tokens_field = {}  # openai profile name -> the max tokens field its server takes, once it refused one
         self.told = []  # profiles whose refused key the owner was told of
+        self.mcp_servers = None  # Claude's MCP connector: the remote servers (mcp/client_service.py)
+        self.calls = 0  # calls under way
+
+    def claude(self):
+        """The Claude client for one call (llm/claude.py, loaded now)."""
+        from mimi.llm.claude import Claude
+
+        return Claude(self)
+
+    def release(self):
+        """The clients' code let go once no call is under way."""
+        if not self.calls:
+            for name in _CALL_MODULES:
+                platform.unload(name)
 
     def plain(self, job=None):
         """True while calls go to claude alone: the chain is the default and the job has no profile of its own."""
@@ -52,16 +84,21 @@ class Models:
         it). tools: a list, or tools(server) giving the list, Claude's own tools included when server is True.
         Raises ModelError (the last profile's, naming why the ones before it could not)."""
         route = route or Route()
-        if not self.plain(route.job):
-            from mimi.llm import chain
+        self.calls += 1
+        try:
+            if not self.plain(route.job):
+                from mimi.llm import chain
 
-            return await chain.stream(self, route, system, messages, tools, on_delta, tool_choice, model, on_tool,
-                                      max_tokens)
-        result = await self.claude.stream(system, messages, tools(True) if callable(tools) else tools,
-                                          on_delta, tool_choice, model, on_tool, max_tokens)
-        result.profile = "claude"
-        self.answered = ("claude", result.model or model or self.config.get("llm_config", "model"), ())
-        return result
+                return await chain.stream(self, route, system, messages, tools, on_delta, tool_choice, model,
+                                          on_tool, max_tokens)
+            result = await self.claude().stream(system, messages, tools(True) if callable(tools) else tools,
+                                                on_delta, tool_choice, model, on_tool, max_tokens)
+            result.profile = "claude"
+            self.answered = ("claude", result.model or model or self.config.get("llm_config", "model"), ())
+            return result
+        finally:
+            self.calls -= 1
+            self.release()
 
 
 def note(route):

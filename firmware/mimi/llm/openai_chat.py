@@ -1,7 +1,7 @@
 # OpenAI-compatible Chat Completions over SSE (OpenAI, OpenRouter, DeepSeek, Groq, Ollama, llama.cpp, LM Studio):
 # the same HTTP client, TLS checks, SSE parser, retries and bounds as the Claude client. Loaded only by a board
 # that uses an openai profile (llm/models.py).
-from mimi.llm.claude import ERROR_BODY_MAX, SSE_LINE_MAX, Claude, retried
+from mimi.llm.claude import ERROR_BODY_MAX, SSE_LINE_MAX, retried
 from mimi.llm.errors import ModelError, from_response, from_stream_error
 from mimi.llm.openai_request import ChatBody, messages_of, tools_of
 from mimi.llm.openai_stream import ChatAssembler
@@ -25,12 +25,14 @@ def url_of(base):
 
 
 class OpenAIChat:
-    """stream() as Claude.stream(), for one openai profile (llm/profiles.py). The call limits are Claude's own
-    class attributes (the host runner's --limits shortens both)."""
+    """stream() as Claude.stream(), for one openai profile (llm/profiles.py), made for the call by the Models,
+    whose limits it keeps to (the host runner's --limits shortens them) and which remember the max tokens field
+    a server refused."""
 
-    def __init__(self, config):
-        self.config = config
-        self.tokens_field = {}  # profile name -> the field its server takes, once it refused the other
+    def __init__(self, models):
+        self.models = models
+        self.config = models.config
+        self.tokens_field = models.tokens_field  # profile name -> the field its server takes, once it refused one
 
     async def stream(self, profile, system, messages, tools=None, on_delta=None, tool_choice=None, max_tokens=None,
                      fail_fast=False):
@@ -59,8 +61,9 @@ class OpenAIChat:
     async def _attempt(self, profile, url, headers, body, on_delta, streamed):
         name = profile.name
         try:
-            response = await http.request("POST", url, headers, body, Claude.idle_s, Claude.first_byte_s,
-                                          Claude.deadline_s)
+            limits = self.models
+            response = await http.request("POST", url, headers, body, limits.idle_s, limits.first_byte_s,
+                                          limits.deadline_s)
         except http.TLSError as exc:
             raise ModelError("tls", "Cannot reach model profile {}: {}. {}".format(name, exc, _TLS_HINT))
         except http.HTTPError as exc:

@@ -16,7 +16,7 @@ CHECK_S = const(30)  # the task looks for due lists this often, and at once when
 
 class Clients:
     """The client side of MCP: the store (mcp.json), a LocalServer per server the board calls, and the
-    connector's list (app.claude.mcp_servers) of those Anthropic's API calls."""
+    connector's list (app.models.mcp_servers) of those Anthropic's API calls."""
 
     offline = False  # it needs the network: started with the other services (parts.start_late)
 
@@ -32,7 +32,7 @@ class Clients:
 
     def apply(self):
         """Follow the store: a LocalServer per local server (the tools of a removed or changed one leave the
-        registry) and Claude's connector for the remote ones (app.claude.mcp_servers, None when none)."""
+        registry) and Claude's connector for the remote ones (app.models.mcp_servers, None when none)."""
         wanted = {}
         for entry in self.store.local():
             wanted[entry["name"]] = entry
@@ -52,7 +52,7 @@ class Clients:
             if entry.get("token"):
                 server["authorization_token"] = entry["token"]
             remote.append(server)
-        self.app.claude.mcp_servers = remote or None
+        self.app.models.mcp_servers = remote or None
         self.wake.set()
 
     async def run(self):
