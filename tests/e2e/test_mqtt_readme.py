@@ -1,6 +1,8 @@
 # The README's Mosquitto snippets as a user pastes them (#23): the acl_file and the mosquitto.conf lines,
-# taken from the README, start a real Mosquitto; a board reaches its own topics and not another's, Home
-# Assistant reaches everything. Only the file paths and the port are changed, to the test's own.
+# taken from the page that holds them (README.md or docs/*.md: docs/mqtt.md), start a real Mosquitto; a board
+# reaches its own topics and not another's, Home Assistant reaches everything. Only the file paths and the port
+# are changed, to the test's own.
+import glob
 import os
 import re
 import shutil
@@ -17,11 +19,16 @@ paho = pytest.importorskip("paho.mqtt.client")
 
 
 def readme_block(marker):
-    """The code block right after the README's `<!-- mosquitto: <marker> ... -->` line, unindented."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    found = re.search(r"<!-- mosquitto: " + re.escape(marker) + r"[^\n]*-->\n( *)```\n(.*?)\n *```", text, re.S)
-    assert found, "no block marked {} in the README".format(marker)
+    """The code block right after the `<!-- mosquitto: <marker> ... -->` line of README.md or the page of docs/
+    that holds it (docs/mqtt.md today), unindented."""
+    found = None
+    for page in [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        found = re.search(r"<!-- mosquitto: " + re.escape(marker) + r"[^\n]*-->\n( *)```\n(.*?)\n *```", text, re.S)
+        if found:
+            break
+    assert found, "no block marked {} in the README or docs/".format(marker)
     indent = found.group(1)
     return "\n".join(line[len(indent):] for line in found.group(2).split("\n")) + "\n"
 

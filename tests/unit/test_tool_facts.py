@@ -1,5 +1,6 @@
 # Every registered tool (built-in, MQTT's, the owner's own) carries its safety facts: a tier, an acting flag
-# and a default level, which the breaker and the policy read; and the README's tool table says the same.
+# and a default level, which the breaker and the policy read; and the docs' tool table says the same
+# (docs/tools-and-safety.md).
 import os
 import sys
 
@@ -63,8 +64,9 @@ def test_every_registered_tool_has_a_tier_an_acting_flag_and_a_level():
 
 
 def _readme_rows():
+    """The tool table's rows, from the page that holds it (docs/tools-and-safety.md, "Tool tiers")."""
     rows, inside = {}, False
-    with open(_firmware_root() + "/../README.md") as f:
+    with open(_firmware_root() + "/../docs/tools-and-safety.md") as f:
         for line in f:
             if line.startswith("| tool | tier | acts | default level |"):
                 inside = True
