@@ -31,7 +31,7 @@ DATA_DIRS = ("certs", "www")  # copied as they are (certs: only *.der)
 MICRODOT_MODULES = ("__init__.py", "microdot.py", "websocket.py", "helpers.py")
 MANIFEST = "manifest.json"
 WEB_APP = ("index.html", "attach.js", "views.js", "favicon.svg")  # the web app: shipped gzip-compressed only
-WEB_APP_BUDGET = 24 * 1024  # bytes the web app's files may take together, compressed (README: Web app)
+WEB_APP_BUDGET = 24 * 1024  # bytes the web app's files may take together, compressed (docs/web-app.md)
 
 
 def run(cmd, cwd=None):

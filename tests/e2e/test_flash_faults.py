@@ -103,10 +103,14 @@ KILL_WINDOW_S = (0.2, 2.5)
 
 
 def _burst(dev, round_no):
-    """Type a burst of writing commands without waiting: chats (long replies), memory, settings."""
+    """Type a burst of writing commands without waiting: a setting, chats (long replies), memory, the setting
+    again. The console runs a line once the one before it is answered: the first setting is saved at once
+    (a loaded machine may take the kill window to reach the last), the second may be cut by the kill."""
+    setting = "config_set llm_config.max_tokens {}".format(1000 + round_no)
+    dev.send(setting)
     for i in range(6):
         dev.send("chat round {} turn {} ".format(round_no, i) + "w" * 1200)
-    dev.send("config_set llm_config.max_tokens {}".format(1000 + round_no))
+    dev.send(setting)
     dev.send("chat remember something, round {}".format(round_no))
 
 

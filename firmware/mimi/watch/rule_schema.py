@@ -1,13 +1,13 @@
 # A watcher's local rule, its schema: the fields, their checks (every error names its field), and how a rule
-# reads in one line. The one owner of what a rule may hold: README's table of fields is tested against FIELDS
-# (tests/unit/test_rules.py). Loaded only once a watcher has a rule (watch/rules.py, the engine, imports it);
-# a board without rules spends no heap on it.
+# reads in one line. The one owner of what a rule may hold: the table of fields in docs/watchers-and-rules.md
+# is tested against FIELDS (tests/unit/test_rules.py). Loaded only once a watcher has a rule (watch/rules.py,
+# the engine, imports it); a board without rules spends no heap on it.
 from mimi.platform import const
 from mimi.watch.sources import EVENTS
 from mimi.watch.store import WatchError
 
 CONDITIONS = ("above", "below", "equals", "changes", "contains")
-FIELDS = ("when", "rearm", "do", "otherwise", "cooldown_s", "debounce_ms")  # in README's order
+FIELDS = ("when", "rearm", "do", "otherwise", "cooldown_s", "debounce_ms")  # in the docs' order
 ACTIONS_MAX = const(4)  # actions in `do`, and again in `otherwise`
 _TEXT_MAX = const(500)  # characters of a `say` text or an `ask` instruction
 _CONTAINS_MAX = const(100)
