@@ -144,6 +144,7 @@ async def main(app):
     runner = asyncio.create_task(app.main())
     await asyncio.sleep(SETTLE_S)
     idle = _heap()
+    app.part("watchers")  # made at the first watcher, as watch_add makes it (reading app.watchers never does)
     app.watchers.add("door", "gpio:4:rising", 0, "the door: light the porch", CHAT, "owner", DOOR)
     one = _heap()
     for i in range(15):
