@@ -120,8 +120,9 @@ class App:
 
         boot(self.registry, tools_dir)
         heap = board.heap_total()
-        if heap is not None and heap < _EARLY_GC_BELOW:  # boot's blocks placed: from now on collect early
-            platform.collect_every(max(_EARLY_GC_MIN, heap // _EARLY_GC_SHARE))
+        if heap is not None and heap < _EARLY_GC_BELOW:  # no PSRAM: the heap before speed
+            platform.collect_every(max(_EARLY_GC_MIN, heap // _EARLY_GC_SHARE))  # boot's blocks placed: collect early
+            self.models.let_go = True  # the model clients' code not kept between calls
         self.booted = True
         if board.small():  # the boot's own blocks placed first (from .mpy files their code is heap too)
             _prepare_gate()

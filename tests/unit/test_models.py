@@ -169,3 +169,16 @@ def test_tools_are_asked_for_per_profile():
 
     run(_models(config, Client(), Client(Result())).stream("s", [], tools))
     assert asked == [False]  # an openai profile: no server tools
+
+
+def test_the_clients_code_is_let_go_after_a_call_only_where_the_heap_has_no_psram():
+    import sys
+
+    from mimi.llm import sse  # noqa: F401  (one of a call's modules, loaded as a call loads it)
+
+    models = _models(_config(), Client(Result(), Result()), None)
+    run(models.stream("s", [], None))
+    assert "mimi.llm.sse" in sys.modules  # a board with PSRAM keeps the clients' code between calls
+    models.let_go = True  # app.py: a heap under 2 MB
+    run(models.stream("s", [], None))
+    assert "mimi.llm.sse" not in sys.modules  # gone once no call is under way; the next call loads it again

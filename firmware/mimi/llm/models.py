@@ -1,7 +1,8 @@
 # Where a model call goes: claude alone (llm_config, the default: nothing else loaded), or the chain of profiles
-# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one). The clients' code
-# (llm/claude.py, the stream and SSE readers, the OpenAI-compatible wire) is loaded for a call and let go after it:
-# a board at rest holds none of it.
+# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one). On a heap under
+# 2 MB (no PSRAM: app.py sets let_go) the clients' code (llm/claude.py, the stream and SSE readers, the
+# OpenAI-compatible wire) is loaded for a call and let go after it: a board at rest holds none of it, for the
+# imports' time at each call (tens of ms). A board with PSRAM keeps it loaded.
 from mimi import platform
 from mimi.platform import const
 
@@ -52,6 +53,7 @@ class Models:
         self.told = []  # profiles whose refused key the owner was told of
         self.mcp_servers = None  # Claude's MCP connector: the remote servers (mcp/client_service.py)
         self.calls = 0  # calls under way
+        self.let_go = False  # True: the clients' code unloaded after each call (a heap without PSRAM; app.py)
 
     def claude(self):
         """The Claude client for one call (llm/claude.py, loaded now)."""
@@ -60,8 +62,8 @@ class Models:
         return Claude(self)
 
     def release(self):
-        """The clients' code let go once no call is under way."""
-        if not self.calls:
+        """The clients' code let go once no call is under way, where let_go says so."""
+        if self.let_go and not self.calls:
             for name in _CALL_MODULES:
                 platform.unload(name)
 
