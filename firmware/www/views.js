@@ -300,4 +300,5 @@ css.textContent = "[hidden]{display:none!important}nav{display:flex;background:#
   ".kv th{white-space:nowrap;color:#555}.sparkbox{margin:.3em 0 .6em}.sparkbox small{display:block;color:#777}";
 document.head.appendChild(css);
 show("chat");
+if (hello) onView(hello); // the connection's role, when it came before this file ran
 })();

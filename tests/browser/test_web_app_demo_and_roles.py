@@ -64,10 +64,14 @@ def test_a_client_that_is_not_the_owner_is_offered_the_chat_alone(tmp_path, brow
         page = context.new_page()
         page.goto("http://127.0.0.1:{}/?token={}".format(port, token_of(device)))
         page.wait_for_selector("#state.ok", timeout=WAIT_MS)
-        assert page.is_visible("#tab-settings")  # the owner: every view
+        # the owner: every view, once views.js has drawn the tabs (it may run after the connection is up)
+        page.wait_for_selector("#tab-settings", state="visible", timeout=WAIT_MS)
         assert "off" in device.command("set_ws_token off")  # now every client is an observer
+        # views.js held back a while: the connection's hello (its role) comes before the views exist
+        page.route("**/views.js", lambda route: (time.sleep(1.5), route.continue_()))
         page.reload()
         page.wait_for_selector("#state.ok", timeout=WAIT_MS)
+        page.wait_for_selector("#tabs", state="attached", timeout=WAIT_MS)  # views.js ran
         page.wait_for_selector("#tabs", state="hidden", timeout=WAIT_MS)
         assert page.is_visible("#text") and not page.is_visible("#v-settings")
     finally:
