@@ -14,6 +14,9 @@ _STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer
 _CALL_MODULES = ("mimi.llm.claude", "mimi.llm.stream", "mimi.llm.sse", "mimi.llm.claude_tools", "mimi.llm.file_pieces",
                  "mimi.llm.openai_chat", "mimi.llm.openai_stream", "mimi.llm.openai_request",
                  "mimi.storage.history_pieces")
+# The HTTP client's modules a call loads where nothing else has (Telegram, MCP, voice, OTA and the fetch tools
+# keep their own import of it): let go with the clients unless another module holds them.
+_SHARED_MODULES = ("mimi.net.http", "mimi.net.http_send", "mimi.net.connect")
 
 
 class Route:
@@ -66,6 +69,9 @@ class Models:
         if self.let_go and not self.calls:
             for name in _CALL_MODULES:
                 platform.unload(name)
+            for name in _SHARED_MODULES:
+                if not platform.held_elsewhere(name):
+                    platform.unload(name)
 
     def plain(self, job=None):
         """True while calls go to claude alone: the chain is the default and the job has no profile of its own."""

@@ -1,0 +1,1 @@
+from held_fixture.target import Refused  # noqa: F401

@@ -1,0 +1,1 @@
+from held_fixture.target import request  # noqa: F401

@@ -1,0 +1,4 @@
+from held_fixture.target import Session
+
+session = Session()
+del Session

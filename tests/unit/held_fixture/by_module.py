@@ -1,0 +1,1 @@
+from held_fixture import target  # noqa: F401

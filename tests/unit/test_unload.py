@@ -1,0 +1,108 @@
+# Code let go after use on a small heap: a module is unloaded only where nothing else holds it (a holder would keep
+# its copy and the next import make a second: twice the heap, and exception classes that no longer match), the
+# HTTP client goes with the model clients after a call on such a board, and the dispatcher keeps no reply while it
+# waits for the next.
+import gc
+import sys
+
+import asyncio
+from support import run
+
+from mimi import platform
+from mimi.bus.message import Bus, Message
+from mimi.channels.dispatch import Dispatcher
+
+_TARGET = "held_fixture.target"
+_HOLDERS = ("held_fixture.by_module", "held_fixture.by_class", "held_fixture.by_function", "held_fixture.by_instance")
+
+
+def _load(name):
+    __import__(name)
+    return sys.modules[name]
+
+
+def test_a_module_is_held_by_another_that_keeps_it_or_a_class_function_or_instance_of_it():
+    _load(_TARGET)
+    assert not platform.held_elsewhere(_TARGET)  # its package's attribute for it does not count
+    for holder in _HOLDERS:
+        _load(holder)
+        assert platform.held_elsewhere(_TARGET), holder
+        platform.unload(holder)
+        assert not platform.held_elsewhere(_TARGET), holder
+    platform.unload(_TARGET)
+    assert not platform.held_elsewhere(_TARGET)  # not loaded: nothing to hold
+
+
+def test_after_a_call_on_a_small_heap_the_http_client_goes_unless_another_part_holds_it():
+    from mimi.llm import models as models_module
+    from test_models import Client, Result, _config, _models
+
+    shared = models_module._SHARED_MODULES
+    models_module._SHARED_MODULES = (_TARGET,)  # the HTTP client's place, with holders this test controls
+    try:
+        models = _models(_config(), Client(Result(), Result(), Result(), Result()), None)
+        _load(_TARGET)
+        run(models.stream("s", [], None))
+        assert _TARGET in sys.modules  # a board with PSRAM keeps it
+        models.let_go = True
+        run(models.stream("s", [], None))
+        assert _TARGET not in sys.modules  # nothing else held it: gone with the clients
+        _load(_TARGET)
+        _load("held_fixture.by_class")  # as Telegram's sender keeps HTTPError
+        run(models.stream("s", [], None))
+        assert _TARGET in sys.modules  # held: kept, so the holder and the next call share one copy
+        platform.unload("held_fixture.by_class")
+        run(models.stream("s", [], None))
+        assert _TARGET not in sys.modules
+    finally:
+        models_module._SHARED_MODULES = shared
+        platform.unload(_TARGET)
+
+
+class _Counting:
+    def __init__(self):
+        self.sent = 0
+
+    async def send(self, message):
+        self.sent += 1  # delivered; nothing of it kept
+
+
+def _held_bytes():
+    gc.collect()
+    if hasattr(gc, "mem_alloc"):
+        return gc.mem_alloc()
+    import tracemalloc
+
+    return tracemalloc.get_traced_memory()[0]
+
+
+def _long_reply(bus):
+    return bus.outbound.put(Message("cli", "console", "All about the garden. " * 3000))  # 66 KB
+
+
+def test_the_dispatcher_keeps_no_reply_while_it_waits_for_the_next():
+    tracing = not hasattr(gc, "mem_alloc")
+    if tracing:
+        import tracemalloc
+
+        tracemalloc.start()
+
+    async def main():
+        bus, channel = Bus(), _Counting()
+        task = asyncio.create_task(Dispatcher(bus, {"cli": channel}).run())
+        await asyncio.sleep(0)
+        before = _held_bytes()
+        await _long_reply(bus)
+        while not channel.sent:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)  # back at the queue, waiting
+        held = _held_bytes() - before
+        task.cancel()
+        return held
+
+    try:
+        held = run(main())
+    finally:
+        if tracing:
+            tracemalloc.stop()
+    assert held < 16 * 1024, held  # the 66 KB reply is not held between replies
