@@ -116,6 +116,49 @@ def _free_port():
     return port or 18931
 
 
+def test_after_reconnecting_the_board_says_online_before_the_answers_that_waited():
+    seen = []
+
+    async def handle(reader, writer):
+        await packets.read(reader)  # CONNECT
+        writer.write(bytes([0x20, 2, 0, 0]))
+        await writer.drain()
+        for _ in range(2):
+            packet = await packets.read(reader)
+            seen.append((packet.topic, packet.payload, bool(packet.flags & 0x08)))
+            writer.write(packets.puback(packet.pid))
+            await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.close()
+        await writer.wait_closed()
+
+    port = _free_port()
+
+    async def main():
+        server = await asyncio.start_server(handle, "127.0.0.1", port)
+        client = Client(None)
+        await client.publish("mimi/k/out", b"answer", 1)  # written while the broker was away: it waits
+        assert client.pending and not client.connected
+        await client.connect("127.0.0.1", port, None, "c", 30, first=("mimi/k/availability", b"online", True))
+        serving = asyncio.create_task(client.serve(30))
+        for _ in range(100):
+            if not client.pending:
+                break
+            await asyncio.sleep(0.02)
+        await client.close()
+        try:
+            await serving
+        except Exception:
+            pass
+        server.close()
+        await server.wait_closed()
+        return client.pending
+
+    assert run(main()) == []
+    # online first (a subscriber never sees an answer from a board it still thinks offline), then the answer
+    assert seen == [("mimi/k/availability", b"online", False), ("mimi/k/out", b"answer", False)], seen
+
+
 def test_the_client_resends_an_unacknowledged_qos1_message_with_dup_after_reconnecting():
     seen = []
 

@@ -143,7 +143,8 @@ class MQTT(Channel):
         keepalive = self.setting("keepalive")
         try:
             await self.client.connect(host, port, context, "mimi-" + self.device_id(), keepalive,
-                                      self.setting("user"), self.setting("password"), will)
+                                      self.setting("user"), self.setting("password"), will,
+                                      first=(base + "/availability", b"online", True))
         except Exception as exc:
             self.error = reason(exc, host)
             refused = isinstance(exc, Refused) and exc.code in packets.AUTH_CODES

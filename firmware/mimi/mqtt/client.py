@@ -64,9 +64,10 @@ class Client:
         return self._pid
 
     async def connect(self, host, port, context, client_id, keepalive, user=None, password=None, will=None,
-                      clean=False):
+                      clean=False, first=None):
         """Open the connection and log in; Refused or another exception when it fails. Resends unacknowledged
-        QoS 1 messages (DUP set on those already sent)."""
+        QoS 1 messages (DUP set on those already sent), after `first` ((topic, payload, retain), QoS 1) when
+        given: a board's "online" comes before the answers that waited for the broker."""
         await self.close()
         opening = connect.open_stream(host, port, context)
         self.reader, self.writer = await asyncio.wait_for(opening, CONNECT_TIMEOUT_S)
@@ -83,7 +84,10 @@ class Client:
             raise
         self.connected = True
         self.connections += 1
-        for entry in list(self.pending):
+        waiting = list(self.pending)
+        if first is not None:
+            await self.publish(first[0], first[1], 1, first[2])
+        for entry in waiting:
             await self._send_pending(entry)
         return bool(ack.codes[0] & 1)  # session present
 

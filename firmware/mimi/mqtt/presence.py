@@ -12,9 +12,9 @@ _REFUSED = const(0x80)
 
 
 async def online(ch):
-    """Right after connecting: online (retained), subscriptions, discovery, the state, the inbox check."""
+    """Right after connecting (the channel's connect has said online, retained, before any answer that waited):
+    subscriptions, discovery, the state, the inbox check."""
     base, client = ch.base(), ch.client
-    await client.publish(base + "/availability", b"online", 1, True)
     topics = [(base + "/in", 1), (base + "/reply", 1)] + [(t, 1) for t in ch.watched]
     codes = await client.subscribe(topics)
     if codes is None:
