@@ -4,7 +4,7 @@
 "use strict";
 (function () {
 var TABS = [["chat", "Chat"], ["status", "Status"], ["settings", "Settings"], ["memory", "Memory"], ["rules", "Rules"], ["usage", "Usage"]];
-var views = {}, current = "chat", statusTimer = null, owner = true, tabs = document.createElement("nav");
+var views = {}, current = "chat", liveTimer = null, owner = true, tabs = document.createElement("nav");
 var ICONS = '<svg hidden><symbol id="i-chat" viewBox="0 0 24 24"><path d="M4 5h16v11H9l-5 4z"/></symbol><symbol id="i-status" viewBox="0 0 24 24"><path d="M3 12h4l3-7 4 14 3-7h4"/></symbol><symbol id="i-settings" viewBox="0 0 24 24"><path d="M4 6h10M18 6h2M4 12h4M12 12h8M4 18h12M20 18h0"/><circle cx="16" cy="6" r="2"/><circle cx="10" cy="12" r="2"/><circle cx="18" cy="18" r="2"/></symbol><symbol id="i-memory" viewBox="0 0 24 24"><path d="M6 3h9l4 4v14H6zM14 3v5h5M9 13h7M9 17h7"/></symbol><symbol id="i-rules" viewBox="0 0 24 24"><circle cx="12" cy="12" r="3"/><path d="M2 12s4-7 10-7 10 7 10 7-4 7-10 7S2 12 2 12z"/></symbol><symbol id="i-usage" viewBox="0 0 24 24"><path d="M4 20V10M10 20V4M16 20v-7M22 20H2"/></symbol></svg>';
 document.body.insertAdjacentHTML("afterbegin", ICONS);
 tabs.id = "tabs"; tabs.setAttribute("role", "tablist");
@@ -37,8 +37,8 @@ function show(name) {
   TABS.forEach(function (t) { $("tab-" + t[0]).setAttribute("aria-selected", t[0] == name); });
   $("log").hidden = $("send").hidden = $("new").hidden = name != "chat";
   for (var k in views) views[k].hidden = k != name;
-  clearInterval(statusTimer);
-  if (name == "status") statusTimer = setInterval(function () { send({ type: "status" }); }, 5000);
+  clearInterval(liveTimer);
+  if (name == "status" || name == "rules") liveTimer = setInterval(refresh, 5000); // live: a verdict shows as it comes
   refresh();
 }
 function refresh() {
@@ -201,8 +201,11 @@ function saved(m) {
 addEventListener("resize", function () { if (edit && current == "memory") fit(edit.area); });
 
 // -- rules and watchers: last reading and verdict, pause/resume, check, remove --
+var drawn = ""; // the watchers as last drawn: a refresh that changes nothing leaves the cards alone
 function drawWatchers(m) {
-  var v = views.rules, keep = v.querySelector(".said.top");
+  var v = views.rules, keep = v.querySelector(".said.top"), now = JSON.stringify(m.watchers);
+  if (now == drawn) return;
+  drawn = now;
   v.textContent = "";
   if (keep) v.appendChild(keep);
   if (!m.watchers.length) v.appendChild(el("p", null, "No watchers yet: ask Mimi to watch something, or use watch_add on the console."));

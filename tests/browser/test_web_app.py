@@ -379,7 +379,12 @@ def test_each_view_reads_well_on_a_phone_and_a_desktop(firmware_board, screen, f
     assert (flash / "data" / "memory" / "MEMORY.md").read_text() == longer
     assert page.locator(".savebar button").is_disabled()
 
-    # Rules: the model's watcher judged quiet, and a local rule (README's fan) checked from the page.
+    # Rules: the model's watcher judged quiet, and a local rule (README's fan) checked from the page. The view is
+    # open before either happens: it is live, each verdict shows as it comes (within its 5 s refresh).
+    _tab(page, "rules")
+    attic = page.locator('.card[data-name="attic"]')
+    attic.wait_for(timeout=WAIT_MS)
+    assert "WATCH_OK" not in attic.inner_text(), attic.inner_text()
     fake.script(text("WATCH_OK"))
     assert "attic" in device.command("watch_check attic")
     assert "GPIO pins the agent may use: 5" in device.command("gpio_allow 5")
@@ -391,8 +396,7 @@ def test_each_view_reads_well_on_a_phone_and_a_desktop(firmware_board, screen, f
     deadline = time.monotonic() + 20
     while "-> rule:" not in device.command("watch_list") and time.monotonic() < deadline:  # read every 5 s
         time.sleep(0.5)
-    _tab(page, "rules")
-    page.locator('.card[data-name="attic"] >> text=WATCH_OK').wait_for(timeout=WAIT_MS)
+    attic.locator("text=WATCH_OK").wait_for(timeout=WAIT_MS)
     page.locator('.card[data-name="fan"] >> text=rule: quiet').wait_for(timeout=WAIT_MS)
     page.locator('.card[data-name="fan"] button >> text=Check now').click()
     page.locator("#v-rules .said.ok >> text=watch fan: reading").wait_for(timeout=WAIT_MS)

@@ -116,21 +116,31 @@ def _free_port():
     return port or 18931
 
 
+async def _accept(reader, writer):
+    """A fake broker's side of the handshake: the client's CONNECT read, CONNACK accepted."""
+    await packets.read(reader)
+    writer.write(bytes([0x20, 2, 0, 0]))
+    await writer.drain()
+
+
+async def _linger_and_close(writer):
+    """A fake broker's goodbye: time for the client's last packets, then the connection closed."""
+    await asyncio.sleep(0.2)
+    writer.close()
+    await writer.wait_closed()
+
+
 def test_after_reconnecting_the_board_says_online_before_the_answers_that_waited():
     seen = []
 
     async def handle(reader, writer):
-        await packets.read(reader)  # CONNECT
-        writer.write(bytes([0x20, 2, 0, 0]))
-        await writer.drain()
+        await _accept(reader, writer)
         for _ in range(2):
             packet = await packets.read(reader)
             seen.append((packet.topic, packet.payload, bool(packet.flags & 0x08)))
             writer.write(packets.puback(packet.pid))
             await writer.drain()
-        await asyncio.sleep(0.2)
-        writer.close()
-        await writer.wait_closed()
+        await _linger_and_close(writer)
 
     port = _free_port()
 
@@ -163,9 +173,7 @@ def test_the_client_resends_an_unacknowledged_qos1_message_with_dup_after_reconn
     seen = []
 
     async def handle(reader, writer):
-        await packets.read(reader)  # CONNECT
-        writer.write(bytes([0x20, 2, 0, 0]))
-        await writer.drain()
+        await _accept(reader, writer)
         packet = await packets.read(reader)
         seen.append((packet.topic, packet.payload, packet.flags & 0x08))
         if len(seen) == 1:  # the first connection drops without a PUBACK
@@ -174,9 +182,7 @@ def test_the_client_resends_an_unacknowledged_qos1_message_with_dup_after_reconn
             return
         writer.write(packets.puback(packet.pid))
         await writer.drain()
-        await asyncio.sleep(0.2)
-        writer.close()
-        await writer.wait_closed()
+        await _linger_and_close(writer)
 
     port = _free_port()
 
