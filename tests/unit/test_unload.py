@@ -1,7 +1,7 @@
 # Code let go after use on a small heap: a module is unloaded only where nothing else holds it (a holder would keep
 # its copy and the next import make a second: twice the heap, and exception classes that no longer match), the
-# HTTP client goes with the model clients after a call on such a board, and the dispatcher keeps no reply while it
-# waits for the next.
+# HTTP client goes with the model clients after a call on such a board, the dispatcher keeps no reply while it
+# waits for the next, and a tool round lets go of the round before's reader before its tools run.
 import gc
 import sys
 
@@ -106,3 +106,77 @@ def test_the_dispatcher_keeps_no_reply_while_it_waits_for_the_next():
         if tracing:
             tracemalloc.stop()
     assert held < 16 * 1024, held  # the 66 KB reply is not held between replies
+
+
+class _Round:
+    """A model call's result as the agent reads it; payload: the heap the real reader holds (its module's code)."""
+
+    def __init__(self, stop_reason, text="", calls=(), payload=0):
+        from mimi.llm.text import Text
+
+        self.stop_reason, self.tool_calls, self.model = stop_reason, list(calls), "m"
+        self.reply_text = Text([text] if text else [])
+        self.payload = bytearray(payload)
+
+    def blocks(self):
+        return [dict(call) for call in self.tool_calls]
+
+
+class _Models:
+    def __init__(self, rounds):
+        self.rounds = rounds
+
+    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+                     on_tool=None, max_tokens=None, route=None):
+        return self.rounds.pop(0)
+
+
+class _Context:
+    def user_turn(self, content, channel, now):
+        return {"role": "user", "content": content}
+
+    def system_blocks(self, now=None):
+        return []
+
+
+class _Registry:
+    tools = {}
+
+    def __init__(self, before):
+        self.before, self.held = before, None
+
+    async def execute(self, name, tool_input, turn):
+        self.held = _held_bytes() - self.before[0]
+        return "12:00", False
+
+
+def test_a_tool_round_holds_nothing_of_the_round_before_while_its_tools_run():
+    """The first round's reader is let go before the tools run (and the next call loads the clients again on a
+    small heap): held, its module's code would be there twice during the next call."""
+    from mimi.agent.loop import Agent
+
+    tracing = not hasattr(gc, "mem_alloc")
+    if tracing:
+        import tracemalloc
+
+        tracemalloc.start()
+    before = [0]
+    registry = _Registry(before)
+    call = {"type": "tool_use", "id": "toolu_1", "name": "get_current_time", "input": {}}
+
+    async def main():
+        bus = Bus()
+        rounds = [_Round("tool_use", "Let me look.", [call], payload=256 * 1024), _Round("end_turn", "It is noon.")]
+        agent = Agent(bus, _Models(rounds), _Context(), None, {}, registry=registry)
+        del rounds
+        before[0] = _held_bytes() - 256 * 1024  # the first round's payload, still waiting to be returned
+        await agent.handle(Message("cli", "console", "what time is it?", {"session": None}))
+        return (await bus.outbound.get()).content
+
+    try:
+        reply = run(main())
+    finally:
+        if tracing:
+            tracemalloc.stop()
+    assert reply == "Let me look.\n\nIt is noon.", reply
+    assert registry.held is not None and registry.held < 64 * 1024, registry.held

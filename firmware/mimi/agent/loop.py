@@ -175,7 +175,7 @@ class Exchange:
         self.now = platform.unix_time()
         self.session = _session_of(message)
         self.texts = []  # each round's reply text (a Text), or a gate's refusal (a str)
-        self.result = None  # the last round's
+        self.stop_reason = self.profile = None  # the last round's: why it stopped, which profile answered
         self.turn = None  # who the tools run for (tools/turn.py), made at the first tool call
         self.route = Route(job_of(message.meta))  # which model profile answers (llm/models.py)
         self.note = None  # "answered by <profile> (...)", when not the chain's first
@@ -227,25 +227,30 @@ class Exchange:
                     await self.on_delta(refusal)
                 return
             self.route.shown = self.shown
-            result = self.result = await agent.models.stream(
+            result = await agent.models.stream(
                 system, messages, tools, self.on_delta if self.streaming else None,
                 "none" if last else None, model, self.on_tool, route=self.route)
             agent.spent(message, result)
             self._noted()
+            self.stop_reason, self.profile = result.stop_reason, getattr(result, "profile", None)
             text = result.reply_text.strip()  # its pieces: a reply of many KB is never joined on this path
             if text:
                 self.texts.append(text)
             del text
             calls = result.tool_calls
-            if result.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
+            if self.stop_reason == "pause_turn" and pauses < PAUSES_MAX and not last:
                 pauses += 1  # a long server-side turn (web searches): send it back as is to go on
                 from mimi.llm import claude_tools
 
                 _assistant(messages, claude_tools.continued(result.content))
+                result = None
                 continue
-            if result.stop_reason != "tool_use" or not calls or last:
+            if self.stop_reason != "tool_use" or not calls or last:
                 return
             _assistant(messages, result.blocks())
+            # The round's reader is let go before the tools run and the next call: it holds its module's code,
+            # which a board without PSRAM unloads after each call and loads again for the next (two copies).
+            result = None
             messages.append({"role": "user", "content": await self._run_tools(calls)})
 
     def _noted(self):
@@ -259,7 +264,7 @@ class Exchange:
         that answered), streamed as its last pieces where the rest was streamed."""
         if not (self.streaming and self.shown):
             return
-        if self.result is not None and self.result.stop_reason == "max_tokens":
+        if self.stop_reason == "max_tokens":
             await self.channel.on_delta(self.message.chat_id, MAX_TOKENS_NOTE)
         if self.note:
             await self.channel.on_delta(self.message.chat_id, self.note)
@@ -271,7 +276,7 @@ class Exchange:
             from mimi.tools import turn
 
             self.turn = turn.of(agent.config, message.channel, message.chat_id, message.meta)
-        self.turn.profile = getattr(self.result, "profile", None)  # the audit log says which model asked
+        self.turn.profile = self.profile  # the audit log says which model asked
         for call in calls:
             if self.channel is not None:  # first: the console ends its line
                 await self.channel.on_tool(message.chat_id, call["name"])
@@ -297,7 +302,7 @@ class Exchange:
         self.texts = None
         if not pieces:
             pieces.append("(Claude sent an empty reply.)")
-        if self.result is not None and self.result.stop_reason == "max_tokens":
+        if self.stop_reason == "max_tokens":
             pieces.append(MAX_TOKENS_NOTE)
         return Text(pieces)
 
