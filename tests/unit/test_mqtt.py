@@ -130,6 +130,17 @@ async def _linger_and_close(writer):
     await writer.wait_closed()
 
 
+async def _stop(client, serving, server):
+    """The client closed (its serving task ends, however), then the fake broker."""
+    await client.close()
+    try:
+        await serving
+    except Exception:
+        pass
+    server.close()
+    await server.wait_closed()
+
+
 def test_after_reconnecting_the_board_says_online_before_the_answers_that_waited():
     seen = []
 
@@ -155,13 +166,7 @@ def test_after_reconnecting_the_board_says_online_before_the_answers_that_waited
             if not client.pending:
                 break
             await asyncio.sleep(0.02)
-        await client.close()
-        try:
-            await serving
-        except Exception:
-            pass
-        server.close()
-        await server.wait_closed()
+        await _stop(client, serving, server)
         return client.pending
 
     assert run(main()) == []
@@ -200,12 +205,7 @@ def test_the_client_resends_an_unacknowledged_qos1_message_with_dup_after_reconn
         serving = asyncio.create_task(client.serve(30))
         assert await client.acked(pid, 3)
         assert not client.pending
-        await client.close()
-        try:
-            await serving
-        except Exception:
-            pass
-        server.close()
+        await _stop(client, serving, server)
 
     run(main())
     assert seen == [("mimi/k/out", b"answer", 0), ("mimi/k/out", b"answer", 0x08)]
