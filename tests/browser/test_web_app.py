@@ -50,6 +50,11 @@ def _booted(runtime, tmp_path, fake):
         listening(device, port)
         assert "saved" in device.command("set_api_key " + API_KEY)
         assert "watching" in device.command("watch_add attic temperature 3600 tell me if the attic gets hot")
+        # Its first reading is judged a few seconds after it is added: wait for that turn, or on a slow machine it
+        # takes the answer a test scripts next for its own chat.
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while "last: " not in device.command("watch_list") and time.monotonic() < deadline:
+            time.sleep(0.5)
         yield device, port, flash
     finally:
         device.stop()

@@ -40,10 +40,13 @@ def token_of(device):
 
 
 def listening(dev, port):
-    """Wait for a freshly booted firmware's gateway (its line may come before or after "ready")."""
-    dev.pos = 0
-    dev.expect(r"gateway: web chat on http://\S+:{}/".format(port))
-    dev.expect(r"ready: network up")
+    """Wait for a freshly booted firmware's gateway (its line may come before or after "ready": each is looked
+    for from the start, and what follows is read after the later of the two)."""
+    ends = []
+    for line in (r"gateway: web chat on http://\S+:{}/".format(port), r"ready: network up"):
+        dev.pos = 0
+        ends.append(dev.expect(line).end())
+    dev.pos = max(ends)
 
 
 def start(boot, port, *args):
