@@ -1,7 +1,7 @@
 # agent/consolidate.py: a long session summarised once into the daily note, shrunk, crash-safe at each step.
 from support import read, remove_tree, run, tempdir
 
-from mimi import platform
+from mimi import jsontext, platform
 from mimi.agent import consolidate, summary_call
 from mimi.bus.message import Message
 from mimi.config import Config
@@ -33,8 +33,10 @@ class FakeClaude:
 
     async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
                      max_tokens=None, route=None):
+        content = messages[0]["content"]  # read from the session file as the request is written: read now
         self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model,
-                           "max_tokens": max_tokens, "job": route.job if route else None})
+                           "max_tokens": max_tokens, "job": route.job if route else None,
+                           "sent": content.text() if hasattr(content, "text") else content})
         if self.fail:
             from mimi.llm.errors import ModelError
 
@@ -100,7 +102,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         kept = _contents(app)
         assert kept == ["question 7", "answer 7", "question 8", "answer 8", "question 9", "answer 9",
                         "question 10", "answer 10", "question 11", "answer 11"]
-        sent = claude.calls[0]["messages"][0]["content"].text()  # pieces, escaped as the request is written
+        sent = claude.calls[0]["sent"]
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
         assert claude.calls[0]["tools"] is None and agent.used  # counted by the budget
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
@@ -269,6 +271,10 @@ def _write_ascii_escaped(f, text):
             f.write("\\u{:04x}".format(code).encode())
 
 
+def _escaped(text):  # as the request writes a str (jsontext.escaped): bytes of the JSON string's inside
+    return b"".join(jsontext.escaped(text))
+
+
 def _cut_as_before(content):  # summary_call.transcript's cut of one message before it read in slices
     text = content.strip()
     if len(text) > summary_call.MESSAGE_CHARS:
@@ -318,12 +324,14 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
                 total += parse_message(line[:-1]) is not None
         consolidator = consolidate.of(app)
         assert consolidator.count("telegram_42") == total
-        picked, n, last = consolidator._oldest("telegram_42", total, consolidate.KEEP)
-        # the messages as parsed whole, the transcript as the joined text gave it (compared by hash: a
-        # small test heap has no hole for it) and the lines kept after them
+        n, last = consolidator._oldest("telegram_42", total, consolidate.KEEP)
+        with open(path, "rb") as f:
+            picked = list(consolidate._messages(f, n))
+        # the messages as parsed whole, the transcript as the joined text gave it, escaped as the request
+        # writes it (compared by hash: a small test heap has no hole for it) and the lines kept after them
         seen, size, index, dropped, done = 0, 0, 0, 0, False
         out, kept = [hashlib.sha256(), hashlib.sha256()], [hashlib.sha256(), hashlib.sha256()]
-        out[0].update(b"The older part of the chat, oldest first:\n")
+        out[0].update(b"The older part of the chat, oldest first:\\n")
         with open(path, "rb") as f:
             for line in f:
                 line = line[:-1] if line.endswith(b"\n") else line
@@ -345,13 +353,15 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
                 piece = "\n{}: {}\n".format("User" if role == "user" else "Mimi", _cut_as_before(message["content"]))
                 size += len(piece)
                 if size <= summary_call.TRANSCRIPT_MAX:
-                    out[0].update(piece.encode())
+                    out[0].update(_escaped(piece))
                 elif size - len(piece) <= summary_call.TRANSCRIPT_MAX:
-                    out[0].update(b"\n[... the rest is left out]\n")
+                    out[0].update(b"\\n[... the rest is left out]\\n")
         assert n == seen == len(picked) and n > 15 and size > summary_call.TRANSCRIPT_MAX
-        for piece in summary_call.transcript(picked).pieces:
-            out[1].update(piece.encode())
+        transcript = consolidate.Transcript(path, n)
+        for chunk in transcript.chunks():
+            out[1].update(chunk)
         assert out[0].digest() == out[1].digest()
+        assert len(transcript) == sum(len(chunk) for chunk in transcript.chunks())
         del picked
         # the session keeps its newest valid lines byte for byte
         assert consolidator._drop("telegram_42", n, last) == dropped
@@ -395,6 +405,47 @@ def _booted(claude):
 def _turn(app, chat="42"):
     session = ("telegram", chat)
     run(app.agent.after_turn[0](app.agent, Message("telegram", chat, "hi", {"role": "owner"}), session))
+
+
+def test_the_transcript_is_read_from_the_session_a_message_at_a_time_as_it_is_sent():
+    """The summary call's 12 KB transcript (here of snowmen: 36 KB of UTF-8) is never whole in RAM: while the
+    request is written, at most about one message's text is held beside the session file being read."""
+    import gc
+
+    tracing = not hasattr(gc, "mem_alloc")
+    if tracing:
+        import tracemalloc
+
+        tracemalloc.start()
+    app = _app("held")
+    try:
+        app.sessions = Sessions(app.flash.sessions_dir, 1024 * 1024)
+        for i in range(24):
+            app.sessions.append("telegram", "42", "user" if i % 2 == 0 else "assistant",
+                                "\u2603" * (summary_call.MESSAGE_CHARS + 50), 1000 + i)
+        n, _ = consolidate.of(app)._oldest("telegram_42", 24, consolidate.KEEP)
+        transcript = consolidate.Transcript(app.sessions.path("telegram", "42"), n)
+        before, most, size = _held_bytes(), 0, 0
+        for chunk in transcript.chunks():
+            size += len(chunk)
+            most = max(most, _held_bytes() - before)
+    finally:
+        if tracing:
+            tracemalloc.stop()
+        remove_tree(app.top)
+    assert size > summary_call.TRANSCRIPT_MAX * 2  # nearly 12,288 snowmen: 3 UTF-8 bytes each, or 6 escaped
+    assert most < summary_call.TRANSCRIPT_MAX, most  # a message's 1,200 characters, not 12,288
+
+
+def _held_bytes():
+    import gc
+
+    gc.collect()
+    if hasattr(gc, "mem_alloc"):
+        return gc.mem_alloc()
+    import tracemalloc
+
+    return tracemalloc.get_traced_memory()[0]
 
 
 def test_a_turn_on_a_short_session_leaves_consolidation_unloaded():

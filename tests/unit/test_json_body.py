@@ -37,7 +37,7 @@ def test_a_session_line_in_pieces_is_the_line_json_gives():
 
 
 def test_text_in_pieces_is_sent_as_the_joined_string():
-    """A summary call's transcript (agent/summary_call.py) is kept as pieces and escaped as it is written:
+    """A reply's pieces sent back after a tool round (llm/stream.py) are escaped as they are written:
     the request bytes equal those of the joined text, and no piece is the whole."""
     from mimi.llm.file_pieces import TextPieces
 

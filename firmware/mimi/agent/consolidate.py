@@ -49,26 +49,22 @@ class Consolidator:
         return n
 
     def _oldest(self, stem, total, keep):
-        """(messages, n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so
-        the kept part opens with the user; each message as (role, text pieces, cut) (summary_call.head)."""
+        """(n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so the kept part
+        opens with the user; (0, None) when that would leave nothing."""
         want = total - keep
-        picked, last = [], None
+        n, last = 0, None
         f = _open(self._path(stem))
         if f is None:
-            return [], 0, None
+            return 0, None
         with f:
-            for start, length in spans_forward(f, 0):
-                record = record_at(f, start, length)
-                if record is None:
-                    continue
-                if len(picked) >= want and record[4] == "user":
+            for record in _records(f):
+                if n >= want and record[4] == "user":
                     break
-                text, cut = _head(f, record)
-                picked.append((record[4], text, cut))
-                last = (start, length)
-            if last is None or len(picked) >= total:
-                return [], 0, None
-            return picked, len(picked), (last[1], session_read.sha(f, last[0], last[1]))
+                n += 1
+                last = record
+            if last is None or n >= total:
+                return 0, None
+            return n, (last[1], session_read.sha(f, last[0], last[1]))
 
     # -- the run --
     def due(self, channel, chat_id):
@@ -116,7 +112,7 @@ class Consolidator:
 
         if len(room.encode()) + _NOTE_ROOM > DAILY_MAX_BYTES:
             return "today's daily note is full; the older turns stay in the session"
-        messages, n, last = self._oldest(stem, total, KEEP)
+        n, last = self._oldest(stem, total, KEEP)
         if not n:
             return "nothing to consolidate"
         refusal = agent.check_call(message, "summary")  # the budget and the hourly cap apply as to any call
@@ -124,8 +120,7 @@ class Consolidator:
             return "not now ({})".format(refusal.split(".")[0])
         facts_ok = self._facts_allowed(role)
         system = summary_call.system(facts_ok)
-        prompt = {"role": "user", "content": summary_call.transcript(messages)}
-        del messages
+        prompt = {"role": "user", "content": Transcript(self._path(stem), n)}
         model = self.app.config.get("llm_config", "watch_model") or None  # claude's cheaper model, when set
         from mimi.llm.errors import ModelError
         from mimi.llm.models import Route
@@ -237,6 +232,51 @@ def _open(path):
         return open(path, "rb")
     except OSError:
         return None
+
+
+def _records(f):
+    """session_lines.record_at of each valid message line of an open session file, oldest first."""
+    for start, length in spans_forward(f, 0):
+        record = record_at(f, start, length)
+        if record is not None:
+            yield record
+
+
+def _messages(f, n):
+    """(role, text pieces, cut) of the session's first n messages, as the summariser is shown them (_head)."""
+    for record in _records(f):
+        if not n:
+            return
+        n -= 1
+        text, cut = _head(f, record)
+        yield record[4], text, cut
+
+
+class Transcript:
+    """The summary call's user message: the session's oldest n messages as summary_call.transcript gives them,
+    read from the session file as the request is written (once for its length, once for its bytes) and escaped
+    piece by piece: a message at a time in RAM, never the whole transcript (up to TRANSCRIPT_MAX characters)."""
+
+    def __init__(self, path, n):
+        self.path, self.n = path, n
+        self._len = None
+
+    def __len__(self):
+        if self._len is None:
+            self._len = sum(len(chunk) for chunk in self.chunks())
+        return self._len
+
+    def chunks(self):
+        f = _open(self.path)
+        if f is None:
+            raise OSError(2, "the conversation is gone: " + self.path)
+        with f:
+            for piece in summary_call.transcript(_messages(f, self.n)):
+                yield from jsontext.escaped(piece)
+
+    def text(self):
+        """The whole text (for inspection and tests; requests send it in pieces)."""
+        return "".join(jsontext.loads(b'"' + chunk + b'"') for chunk in self.chunks())
 
 
 def _head(f, record):

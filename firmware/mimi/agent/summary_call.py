@@ -47,12 +47,11 @@ def head(pieces):
 
 
 def transcript(messages):
-    """The older turns, (role, text pieces, cut) as head() gives them, as one user message's text, each cut
-    to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX; kept as pieces, escaped as the request is written
-    (llm/file_pieces.py TextPieces), never joined: byte for byte "\\n{name}: {text}[ [...]]\\n" each."""
-    from mimi.llm.file_pieces import TextPieces
-
-    out = ["The older part of the chat, oldest first:\n"]
+    """The older turns, (role, text pieces, cut) as head() gives them (taken one at a time), as one user
+    message's text in str pieces: each message cut to MESSAGE_CHARS, the whole to TRANSCRIPT_MAX; byte for byte
+    "\\n{name}: {text}[ [...]]\\n" each. Never joined: the request escapes the pieces as it writes them
+    (agent/consolidate.py Transcript)."""
+    yield "The older part of the chat, oldest first:\n"
     size = 0
     for role, text, cut in messages:
         name = "User" if role == "user" else "Mimi"
@@ -60,12 +59,11 @@ def transcript(messages):
         for piece in text:
             size += len(piece)
         if size > TRANSCRIPT_MAX:
-            out.append("\n[... the rest is left out]\n")
-            break
-        out.append("\n" + name + ": ")
-        out.extend(text)
-        out.append(" [...]\n" if cut else "\n")
-    return TextPieces(out)
+            yield "\n[... the rest is left out]\n"
+            return
+        yield "\n" + name + ": "
+        yield from text
+        yield " [...]\n" if cut else "\n"
 
 
 def parse_reply(text):

@@ -68,7 +68,7 @@ class TextFile:
 
 class TextPieces:
     """str pieces sent as one JSON string, each escaped as it is written: the text is never joined
-    (a summary call's transcript of many KB needs no hole of its size). Byte for byte the joined form."""
+    (a long reply sent back after a tool round needs no hole of its size). Byte for byte the joined form."""
 
     def __init__(self, pieces):
         self.pieces = pieces
