@@ -437,6 +437,51 @@ def test_the_transcript_is_read_from_the_session_a_message_at_a_time_as_it_is_se
     assert most < summary_call.TRANSCRIPT_MAX, most  # a message's 1,200 characters, not 12,288
 
 
+def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_message():
+    """The Messages API body and an OpenAI-compatible profile's (llm_for summary) carry the transcript as the user
+    message's string, byte for byte what the pieces give, from the session file as it is when sent."""
+    import json
+
+    from mimi.llm.claude import JsonBody
+    from mimi.llm.openai_request import ChatBody, messages_of
+
+    app = _app("wires")
+    try:
+        _fill(app, 12)
+        n, _ = consolidate.of(app)._oldest("telegram_42", 24, consolidate.KEEP)
+        path = app.sessions.path("telegram", "42")
+        transcript = consolidate.Transcript(path, n)
+        with open(path, "rb") as f:
+            expected = "".join(summary_call.transcript(consolidate._messages(f, n)))
+        assert expected.startswith("The older part of the chat") and "\nUser: question 6\n" in expected
+        assert "question 7" not in expected and transcript.text() == expected
+        messages = [{"role": "user", "content": transcript}]
+        for body, at in ((JsonBody("s", messages, None, "claude-x", 500), 0),
+                         (ChatBody("m", messages_of("s", messages), None, 500, "max_tokens"), 1)):
+            sent = b"".join(_written(body.pieces()))
+            assert json.loads(sent)["messages"][at] == {"role": "user", "content": expected}
+        remove_tree(app.flash.sessions_dir)
+        assert "gone" in str(_raised(lambda: len(consolidate.Transcript(path, n))))
+    finally:
+        remove_tree(app.top)
+
+
+def _written(pieces):  # as net/http writes them: a piece with chunks() is written chunk by chunk
+    for piece in pieces:
+        if hasattr(piece, "chunks"):
+            yield from piece.chunks()
+        else:
+            yield piece
+
+
+def _raised(fn):
+    try:
+        fn()
+    except OSError as exc:
+        return exc
+    raise AssertionError("no OSError")
+
+
 def _held_bytes():
     import gc
 
