@@ -444,6 +444,7 @@ def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_messag
 
     from mimi.llm.claude import JsonBody
     from mimi.llm.openai_request import ChatBody, messages_of
+    from test_json_body import _flat as _written  # as net/http writes the pieces
 
     app = _app("wires")
     try:
@@ -464,14 +465,6 @@ def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_messag
         assert "gone" in str(_raised(lambda: len(consolidate.Transcript(path, n))))
     finally:
         remove_tree(app.top)
-
-
-def _written(pieces):  # as net/http writes them: a piece with chunks() is written chunk by chunk
-    for piece in pieces:
-        if hasattr(piece, "chunks"):
-            yield from piece.chunks()
-        else:
-            yield piece
 
 
 def _raised(fn):
