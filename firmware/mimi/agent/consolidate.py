@@ -38,15 +38,11 @@ class Consolidator:
         return files.join(self.app.sessions.dir, stem + SUFFIX)
 
     def count(self, stem):
-        n = 0
         f = _open(self._path(stem))
         if f is None:
             return 0
         with f:
-            for start, length in spans_forward(f, 0):
-                if record_at(f, start, length) is not None:
-                    n += 1
-        return n
+            return sum(1 for _ in _records(f))
 
     def _oldest(self, stem, total, keep):
         """(n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so the kept part
