@@ -53,8 +53,11 @@ def _booted(runtime, tmp_path, fake):
         # Its first reading is judged a few seconds after it is added: wait for that turn, or on a slow machine it
         # takes the answer a test scripts next for its own chat.
         deadline = time.monotonic() + WAIT_MS / 1000
-        while "last: " not in device.command("watch_list") and time.monotonic() < deadline:
+        listed = device.command("watch_list")
+        while "last: " not in listed and time.monotonic() < deadline:
             time.sleep(0.5)
+            listed = device.command("watch_list")
+        assert "last: " in listed, "the attic watcher never judged its first reading:\n" + listed
         yield device, port, flash
     finally:
         device.stop()
