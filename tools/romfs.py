@@ -48,7 +48,7 @@ def stage(src, firmware):
     import bundle
 
     full = src + ".bundle"
-    bundle.build(full, firmware or bundle.FIRMWARE)
+    bundle.build(full, firmware or bundle.FIRMWARE, defs_file=False)  # DEFS stays in the image's flash
     if os.path.isdir(src):
         shutil.rmtree(src)
     os.makedirs(src)

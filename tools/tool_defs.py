@@ -28,6 +28,17 @@ COMMANDS_HEAD = """    b"\\n"
 COMMANDS = (
 """
 TAB, NL = "\t", "\n"
+# The .mpy files form (tools/bundle.py): the definitions leave the module for a data file beside it, read from
+# flash as each request is written, since a .mpy file's constants are heap once imported (a ROMFS image's and
+# a frozen build's stay in flash: they keep DEFS whole). A line's definition field becomes "@offset,length".
+DATA_NAME = "builtin_defs.jsonl"
+_FILES_FORM_HEAD = """# Written by tools/bundle.py for the .mpy files form (tool_defs.py files_form): each line's
+# definition is in the data file FILE beside this module, the line keeping "@offset,length" in its
+# place (lazy_tool.py reads it from flash while a request is written); the rest as in builtin_defs.py.
+DEFS = (
+"""
+_FILES_FORM_FILE = """FILE = __file__[: __file__.rfind("/") + 1] + {!r}
+""".format(DATA_NAME)
 
 
 def _entries():
@@ -86,6 +97,20 @@ def render():
         lines.append("    {!r}\n".format("\n" + line))
     lines.append('    "\\n"\n)\n')
     return "".join(lines)
+
+
+def files_form(source):
+    """(module source, data bytes): builtin_defs.py's text as the .mpy files form ships it (DATA_NAME above)."""
+    space = {}
+    exec(source, space)
+    lines, data = [_FILES_FORM_HEAD], bytearray()
+    for line in space["DEFS"].split(b"\n")[1:-1]:
+        head, definition = line.rsplit(b"\t", 1)
+        assert definition.startswith(b"{"), line
+        lines.append("    {!r}\n".format(b"\n" + head + b"\t@%d,%d" % (len(data), len(definition))))
+        data += definition + b"\n"  # a definition a line: the file reads as JSON Lines
+    lines.append('    b"\\n"\n)\n' + _FILES_FORM_FILE + "COMMANDS = {!r}\n".format(space["COMMANDS"]))
+    return "".join(lines), bytes(data)
 
 
 if __name__ == "__main__":

@@ -22,160 +22,137 @@ _HIDDEN_SHORT = "****"
 _HIDDEN_PASSWORD = "********"
 
 # The single source of truth, one row a line: "\n" namespace, key, kind, default, flags, low, high,
-# description, tab-separated. A bytes constant stays in the image (flash), so the table costs next to
-# no heap; a row is found by its "\nnamespace\tkey\t" and only that row is read (bytes: indexes
-# without UTF-8 walks). low/high bound INT values; a TEXT row's low, when not empty, lists the words it takes
-# (a|b|c); flags is 0, SECRET or _PASSWORD.
+# tab-separated (what each is for, shown beside it: setting_notes.py, loaded only to be shown). A bytes
+# constant stays in the image (flash), so the table costs next to no heap; a row is found by its
+# "\nnamespace\tkey\t" and only that row is read (bytes: indexes without UTF-8 walks). low/high bound INT
+# values; a TEXT row's low, when not empty, lists the words it takes (a|b|c); flags is 0, SECRET or _PASSWORD.
 _TABLE = (
-    b"\nwifi_config\tssid\ttext\t\t0\t\t\tWiFi network name"
-    b"\nwifi_config\tpassword\ttext\t\t3\t\t\tWiFi password (wifi_set)"
-    b"\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535\t"
-    b"TCP port of the setup page on the MimiClaw-XXXX access point"
-    b"\ntg_config\tbot_token\ttext\t\t1\t\t\tTelegram bot token from @BotFather (set_tg_token)"
-    b"\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t\tTelegram Bot API base URL"
-    b"\ntg_config\tallowlist\tids\t\t0\t\t\tTelegram user ids allowed to chat, comma-separated"
-    b"\nllm_config\tapi_key\ttext\t\t1\t\t\tAnthropic API key (set_api_key)"
-    b"\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t\tClaude model name"
-    b"\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t\tAnthropic API base URL"
-    b"\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000\tMost tokens in one reply"
-    b"\nllm_config\tchain\tnames\tclaude\t0\t\t\t"
-    b"Model profiles the agent asks, first first, comma-separated: the next answers when one fails (llm_use)"
-    b"\nllm_config\tfor_watcher\tname\t\t0\t\t\tProfile that judges watcher readings (llm_for); empty: the chain"
-    b"\nllm_config\tfor_summary\tname\t\t0\t\t\tProfile that writes memory summaries (llm_for); empty: the chain"
-    b"\nllm_config\tfor_heartbeat\tname\t\t0\t\t\tProfile of the heartbeat checks (llm_for); empty: the chain"
-    b"\nllm_config\tprice\tprice\t\t0\t\t\t"
-    b"The claude profile's price, USD per million tokens in/out, e.g. 3/15 (llm_price); empty: the list price"
-    b"\nllm_config\tnote\tint\t1\t0\t0\t1\t1: a reply from a profile other than the chain's first says so (llm_note)"
-    b"\nllm_config\tfallback\tint\t1\t0\t0\t1\t"
-    b"1: once the day's token budget is spent, a free profile of the chain answers (budget_fallback)"
-    b"\nllm_profiles\tp1\tprofile\t\t0\t\t\t"
-    b"Model profile: name, anthropic|openai, base URL, model, [price in/out] (llm_add)"
-    b"\nllm_profiles\tp2\tprofile\t\t0\t\t\tModel profile (llm_add)"
-    b"\nllm_profiles\tp3\tprofile\t\t0\t\t\tModel profile (llm_add)"
-    b"\nllm_profiles\tp4\tprofile\t\t0\t\t\tModel profile (llm_add)"
-    b"\nllm_profiles\tp5\tprofile\t\t0\t\t\tModel profile (llm_add)"
-    b"\nllm_profiles\tp6\tprofile\t\t0\t\t\tModel profile (llm_add)"
-    b"\nllm_profiles\tk1\ttext\t\t1\t\t\tAPI key of model profile p1 (llm_key)"
-    b"\nllm_profiles\tk2\ttext\t\t1\t\t\tAPI key of model profile p2 (llm_key)"
-    b"\nllm_profiles\tk3\ttext\t\t1\t\t\tAPI key of model profile p3 (llm_key)"
-    b"\nllm_profiles\tk4\ttext\t\t1\t\t\tAPI key of model profile p4 (llm_key)"
-    b"\nllm_profiles\tk5\ttext\t\t1\t\t\tAPI key of model profile p5 (llm_key)"
-    b"\nllm_profiles\tk6\ttext\t\t1\t\t\tAPI key of model profile p6 (llm_key)"
-    b"\ngw_config\tws_port\tint\t18789\t0\t1\t65535\tWebSocket gateway TCP port"
-    b"\nagent_config\theartbeat_s\tint\t1800\t0\t0\t86400\t"
-    b"Seconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)"
-    b"\ntool_config\tgpio_allow\tids\t\t0\t\t\t"
-    b"GPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)"
-    b"\nweb_config\tsearch_key\ttext\t\t1\t\t\t"
-    b"Web search API key, Brave Search or Tavily (set_search_key <key>)"
-    b"\nweb_config\tsearch_provider\ttext\tbrave\t0\t\t\tWeb search provider: brave or tavily"
-    b"\nweb_config\tsearch_api\turl\t\t0\t\t\tWeb search endpoint URL; empty: the provider's own"
-    b"\nweb_config\tsearch_mode\ttext\t\t0\t\t\t"
-    b"Who searches the web: server (Claude's own), device (web_search with your key) or off; empty: "
-    b"device when a search key is set, else server (set_search)"
-    b"\nweb_config\tsearch_max_uses\tint\t3\t0\t1\t10\t"
-    b"Searches (and fetches) Claude may run per request, server mode"
-    b"\nweb_config\tserver_fetch\tint\t0\t0\t0\t1\t"
-    b"1: Claude's own web_fetch (beta) instead of the device's, server mode"
-    b"\nsafety_config\tday_searches\tint\t100\t0\t0\t100000\t"
-    b"Claude's server web searches per day (0 = no limit); past it, requests offer no web search"
-    b"\nmedia_config\tphoto_max_bytes\tint\t204800\t0\t10240\t5242880\t"
-    b"Largest photo size (bytes) taken from Telegram; a smaller size of the photo is picked to fit"
-    b"\nmedia_config\tphoto_max_px\tint\t1568\t0\t200\t8000\tLongest side (pixels) of a photo sent to Claude"
-    b"\nmedia_config\tfile_max_bytes\tint\t1048576\t0\t1024\t5242880\tLargest PDF or text file sent to Claude"
-    b"\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t\tOpen-Meteo forecast API base URL"
-    b"\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t\t"
-    b"Open-Meteo geocoding API base URL"
-    b"\ngw_config\tws_token\ttoken\t\t1\toff\t\t"
-    b"Token a web chat client must present (set_ws_token); off: none needed, clients act as ws_open_role"
-    b"\ngw_config\tws_role\ttext\towner\t0\tobserver|operator|owner\t\t"
-    b"Role of web chat clients that present the token: observer, operator or owner (ws_role)"
-    b"\ngw_config\tws_open_role\ttext\tobserver\t0\tobserver|operator|owner\t\t"
-    b"Role of web chat clients while the token is off: observer, operator or owner (ws_open_role)"
-    b"\ngw_config\thosts\ttext\t\t0\t\t\t"
-    b"Other names the board answers to (Host), comma-separated; its IP, localhost and <hostname>.local always"
-    b"\ngw_config\torigins\ttext\t\t0\t\t\t"
-    b"Other web pages (origins, e.g. http://192.168.1.5:3000) that may use the web chat and /mcp, comma-separated"
-    b"\nsafety_config\tcalls\tint\t3\t0\t1\t1000\tIdentical acting tool calls allowed per window"
-    b"\nsafety_config\twindow_s\tint\t600\t0\t1\t86400\tSeconds in which repeated identical calls are counted"
-    b"\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400\t"
-    b"Quiet seconds after which an open circuit breaker closes"
-    b"\ntg_config\troles\ttext\t\t0\t\t\t"
-    b"Roles of allowlisted Telegram users: id=owner|operator|observer, comma-separated (tg_allow <id> "
-    b"<role>)"
-    b"\ntool_config\tpolicy\ttext\t\t0\t\t\t"
-    b"Autonomy levels changed from their defaults: tool=autonomous|report|confirm|blocked "
-    b"(tool_policy)"
-    b"\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600\t"
-    b"Seconds a confirmation question waits for Approve before it counts as Deny"
-    b"\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000\tMessages one user may send per minute"
-    b"\nsafety_config\tllm_per_hour\tint\t200\t0\t1\t100000\tLLM calls the device may make per hour"
-    b"\nsafety_config\tday_tokens\tint\t2000000\t0\t0\t1000000000\t"
-    b"Tokens the device may use per day, all kinds counted, a free model profile's never (0 = no limit)"
-    b"\nllm_config\twatch_model\ttext\t\t0\t\t\t"
-    b"Claude model that judges watcher readings when claude does (set_watch_model); empty: the profile's"
-    b"\nsafety_config\twatch_evals_min\tint\t6\t0\t1\t600\t"
-    b"Watcher evaluations allowed per minute, all watchers"
-    b"\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000\t"
-    b"Watcher actions (tool calls and notices) allowed per hour, all watchers"
-    b"\nsafety_config\trule_fires_hour\tint\t60\t0\t1\t3600\t"
-    b"Times one local rule may fire per hour; past it the rule is paused and the owner told"
-    b"\nmqtt_config\thost\ttext\t\t0\t\t\tMQTT broker host name or IP; empty: MQTT off (mqtt_set)"
-    b"\nmqtt_config\tport\tint\t0\t0\t0\t65535\tMQTT broker port; 0: 1883, or 8883 with TLS"
-    b"\nmqtt_config\tuser\ttext\t\t0\t\t\tMQTT user name (mqtt_auth)"
-    b"\nmqtt_config\tpassword\ttext\t\t3\t\t\tMQTT password (mqtt_auth)"
-    b"\nmqtt_config\ttls\tint\t0\t0\t0\t1\t1: MQTT over TLS, the broker's certificate checked (mqtt_tls)"
-    b"\nmqtt_config\tdevice_id\ttext\t\t0\t\t\t"
-    b"This board's name on MQTT (topics mimi/<id>/...); empty: mimi-<chip id> (mqtt_id)"
-    b"\nmqtt_config\trole\ttext\tobserver\t0\t\t\t"
-    b"Role of messages arriving on MQTT: observer, operator or owner (mqtt_role)"
-    b"\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1\t1: announce the board to Home Assistant (mqtt_discovery)"
-    b"\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t\tHome Assistant's discovery prefix"
-    b"\nmqtt_config\tpublish_allow\ttext\t\t0\t\t\t"
-    b"Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)"
-    b"\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600\tSeconds between MQTT keep-alive pings"
-    b"\nmcp_config\ttoken\ttoken\t\t1\t\t\t"
-    b"Token MCP clients present (Authorization: Bearer); empty: the web chat's token (set_mcp_token)"
-    b"\nmcp_config\trole\ttext\tobserver\t0\t\t\t"
-    b"Role of MCP clients' tool calls: observer, operator or owner (mcp_role)"
-    b"\nmcp_config\ttimeout_s\tint\t30\t0\t1\t300\tSeconds one call to an MCP server may take"
-    b"\nvoice_config\tstt_url\turl\t\t0\t\t\tSpeech-to-text service (OpenAI-compatible) for voice notes (set_stt)"
-    b"\nvoice_config\tstt_model\ttext\twhisper-1\t0\t\t\tSpeech-to-text model"
-    b"\nvoice_config\tstt_key\ttext\t\t1\t\t\tSpeech-to-text API key (set_stt_key)"
-    b"\nvoice_config\treply\ttext\toff\t0\t\t\tVoice replies on Telegram: off, on or auto (to a voice note; set_voice)"
-    b"\nvoice_config\ttts_url\turl\t\t0\t\t\tText-to-speech service (set_tts); empty: the speech-to-text one"
-    b"\nvoice_config\ttts_model\ttext\ttts-1\t0\t\t\tText-to-speech model"
-    b"\nvoice_config\ttts_voice\ttext\talloy\t0\t\t\tText-to-speech voice"
-    b"\nvoice_config\ttts_key\ttext\t\t1\t\t\tText-to-speech API key (set_tts_key); empty: the speech-to-text key"
-    b"\nvoice_config\ttimeout_s\tint\t60\t0\t5\t300\tSeconds a speech service may think before it answers"
-    b"\nvoice_config\tmax_bytes\tint\t1048576\t0\t10240\t5242880\tLargest voice note taken (a minute: 100-300 KB)"
-    b"\nvoice_config\tstt_cents_hour\tint\t36\t0\t0\t100000\tSpeech-to-text price, US cents an hour of audio"
-    b"\nvoice_config\ttts_cents_mchar\tint\t1500\t0\t0\t1000000\tText-to-speech price, US cents a million characters"
-    b"\nsafety_config\tday_audio_s\tint\t3600\t0\t0\t86400\tSeconds of voice notes transcribed per day (0 = no limit)"
-    b"\nsafety_config\tday_tts_chars\tint\t100000\t0\t0\t100000000\tCharacters spoken per day (0 = no limit)"
-    b"\nsystem\tsmall_board\ttext\tauto\t0\ton|off|auto\t\t"
-    b"Small-board mode (no PSRAM): on, off, or auto (on when the heap at boot is under 512 KB)"
+    b'\nwifi_config\tssid\ttext\t\t0\t\t'
+    b'\nwifi_config\tpassword\ttext\t\t3\t\t'
+    b'\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535'
+    b'\ntg_config\tbot_token\ttext\t\t1\t\t'
+    b'\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t'
+    b'\ntg_config\tallowlist\tids\t\t0\t\t'
+    b'\nllm_config\tapi_key\ttext\t\t1\t\t'
+    b'\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t'
+    b'\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t'
+    b'\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000'
+    b'\nllm_config\tchain\tnames\tclaude\t0\t\t'
+    b'\nllm_config\tfor_watcher\tname\t\t0\t\t'
+    b'\nllm_config\tfor_summary\tname\t\t0\t\t'
+    b'\nllm_config\tfor_heartbeat\tname\t\t0\t\t'
+    b'\nllm_config\tprice\tprice\t\t0\t\t'
+    b'\nllm_config\tnote\tint\t1\t0\t0\t1'
+    b'\nllm_config\tfallback\tint\t1\t0\t0\t1'
+    b'\nllm_profiles\tp1\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp2\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp3\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp4\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp5\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp6\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tk1\ttext\t\t1\t\t'
+    b'\nllm_profiles\tk2\ttext\t\t1\t\t'
+    b'\nllm_profiles\tk3\ttext\t\t1\t\t'
+    b'\nllm_profiles\tk4\ttext\t\t1\t\t'
+    b'\nllm_profiles\tk5\ttext\t\t1\t\t'
+    b'\nllm_profiles\tk6\ttext\t\t1\t\t'
+    b'\ngw_config\tws_port\tint\t18789\t0\t1\t65535'
+    b'\nagent_config\theartbeat_s\tint\t1800\t0\t0\t86400'
+    b'\ntool_config\tgpio_allow\tids\t\t0\t\t'
+    b'\nweb_config\tsearch_key\ttext\t\t1\t\t'
+    b'\nweb_config\tsearch_provider\ttext\tbrave\t0\t\t'
+    b'\nweb_config\tsearch_api\turl\t\t0\t\t'
+    b'\nweb_config\tsearch_mode\ttext\t\t0\t\t'
+    b'\nweb_config\tsearch_max_uses\tint\t3\t0\t1\t10'
+    b'\nweb_config\tserver_fetch\tint\t0\t0\t0\t1'
+    b'\nsafety_config\tday_searches\tint\t100\t0\t0\t100000'
+    b'\nmedia_config\tphoto_max_bytes\tint\t204800\t0\t10240\t5242880'
+    b'\nmedia_config\tphoto_max_px\tint\t1568\t0\t200\t8000'
+    b'\nmedia_config\tfile_max_bytes\tint\t1048576\t0\t1024\t5242880'
+    b'\nweb_config\tweather_api\turl\thttps://api.open-meteo.com\t0\t\t'
+    b'\nweb_config\tgeocode_api\turl\thttps://geocoding-api.open-meteo.com\t0\t\t'
+    b'\ngw_config\tws_token\ttoken\t\t1\toff\t'
+    b'\ngw_config\tws_role\ttext\towner\t0\tobserver|operator|owner\t'
+    b'\ngw_config\tws_open_role\ttext\tobserver\t0\tobserver|operator|owner\t'
+    b'\ngw_config\thosts\ttext\t\t0\t\t'
+    b'\ngw_config\torigins\ttext\t\t0\t\t'
+    b'\nsafety_config\tcalls\tint\t3\t0\t1\t1000'
+    b'\nsafety_config\twindow_s\tint\t600\t0\t1\t86400'
+    b'\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400'
+    b'\ntg_config\troles\ttext\t\t0\t\t'
+    b'\ntool_config\tpolicy\ttext\t\t0\t\t'
+    b'\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600'
+    b'\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000'
+    b'\nsafety_config\tllm_per_hour\tint\t200\t0\t1\t100000'
+    b'\nsafety_config\tday_tokens\tint\t2000000\t0\t0\t1000000000'
+    b'\nllm_config\twatch_model\ttext\t\t0\t\t'
+    b'\nsafety_config\twatch_evals_min\tint\t6\t0\t1\t600'
+    b'\nsafety_config\twatch_acts_hour\tint\t10\t0\t1\t1000'
+    b'\nsafety_config\trule_fires_hour\tint\t60\t0\t1\t3600'
+    b'\nmqtt_config\thost\ttext\t\t0\t\t'
+    b'\nmqtt_config\tport\tint\t0\t0\t0\t65535'
+    b'\nmqtt_config\tuser\ttext\t\t0\t\t'
+    b'\nmqtt_config\tpassword\ttext\t\t3\t\t'
+    b'\nmqtt_config\ttls\tint\t0\t0\t0\t1'
+    b'\nmqtt_config\tdevice_id\ttext\t\t0\t\t'
+    b'\nmqtt_config\trole\ttext\tobserver\t0\t\t'
+    b'\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1'
+    b'\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t'
+    b'\nmqtt_config\tpublish_allow\ttext\t\t0\t\t'
+    b'\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600'
+    b'\nmcp_config\ttoken\ttoken\t\t1\t\t'
+    b'\nmcp_config\trole\ttext\tobserver\t0\t\t'
+    b'\nmcp_config\ttimeout_s\tint\t30\t0\t1\t300'
+    b'\nvoice_config\tstt_url\turl\t\t0\t\t'
+    b'\nvoice_config\tstt_model\ttext\twhisper-1\t0\t\t'
+    b'\nvoice_config\tstt_key\ttext\t\t1\t\t'
+    b'\nvoice_config\treply\ttext\toff\t0\t\t'
+    b'\nvoice_config\ttts_url\turl\t\t0\t\t'
+    b'\nvoice_config\ttts_model\ttext\ttts-1\t0\t\t'
+    b'\nvoice_config\ttts_voice\ttext\talloy\t0\t\t'
+    b'\nvoice_config\ttts_key\ttext\t\t1\t\t'
+    b'\nvoice_config\ttimeout_s\tint\t60\t0\t5\t300'
+    b'\nvoice_config\tmax_bytes\tint\t1048576\t0\t10240\t5242880'
+    b'\nvoice_config\tstt_cents_hour\tint\t36\t0\t0\t100000'
+    b'\nvoice_config\ttts_cents_mchar\tint\t1500\t0\t0\t1000000'
+    b'\nsafety_config\tday_audio_s\tint\t3600\t0\t0\t86400'
+    b'\nsafety_config\tday_tts_chars\tint\t100000\t0\t0\t100000000'
+    b'\nsystem\tsmall_board\ttext\tauto\t0\ton|off|auto\t'
     b"\n"
 )
 
 
-def _setting(at):
-    """(namespace, key, kind, default, flags, low, high, description) from the row at `at`."""
-    ns, key, kind, default, flags, low, high, description = table.fields(_TABLE, at)
+def _setting(at, notes=None):
+    """(namespace, key, kind, default, flags, low, high, description) from the row at `at`: the description
+    from setting_notes (notes) when given, else None."""
+    ns, key, kind, default, flags, low, high = table.fields(_TABLE, at)
+    description = notes.of(ns, key) if notes else None
     if kind == INT:
         return ns, key, kind, int(default), int(flags), int(low), int(high), description
     return ns, key, kind, default, int(flags), None, None, description
 
 
 class _Settings:
-    """SETTINGS: iterating yields every setting as a tuple, in table order, each row parsed then."""
+    """SETTINGS: iterating yields every setting as a tuple, in table order, each row parsed then, with its
+    description (setting_notes.py, imported for the walk and let go after it); _ROWS: the same without."""
+
+    def __init__(self, described):
+        self._described = described
 
     def __iter__(self):
+        if not self._described:
+            for at in table.rows(_TABLE):
+                yield _setting(at)
+            return
+        from mimi import setting_notes
+
         for at in table.rows(_TABLE):
-            yield _setting(at)
+            yield _setting(at, setting_notes)
+        platform.unload("mimi.setting_notes")
 
 
-SETTINGS = _Settings()
+SETTINGS = _Settings(True)
+_ROWS = _Settings(False)  # the settings the config walks itself: no descriptions loaded
 _FLAGS_FIELD = const(4)  # namespace, key, kind, default, then the flags (one digit)
 
 
@@ -219,7 +196,7 @@ def _find(ns, key):
     """Where the row of ns.key goes on after its key (at its kind), or UnknownSetting."""
     at = table.find(_TABLE, ns, key)
     if at < 0:
-        names = ", ".join(s[0] + "." + s[1] for s in SETTINGS)
+        names = ", ".join(s[0] + "." + s[1] for s in _ROWS)
         raise UnknownSetting("unknown setting '{}.{}'; valid settings: {}".format(ns, key, names))
     return at
 
@@ -331,9 +308,9 @@ class Config:
 
     def reset(self):
         """Erase every known setting from NVS (overrides stay: they come from the command line)."""
-        for setting in SETTINGS:
+        for setting in _ROWS:
             self._erase(setting[0], setting[1])
-        for setting in SETTINGS:
+        for setting in _ROWS:
             self._notify(setting[0], setting[1])
 
     def override(self, ns, key, value):
@@ -348,7 +325,7 @@ class Config:
     def shown(self):
         """[(ns, key, display)] for every setting, secrets masked."""
         rows = []
-        for setting in SETTINGS:
+        for setting in _ROWS:
             ns, key, flags = setting[0], setting[1], setting[4]
             value = self.get(ns, key)
             if flags & SECRET:

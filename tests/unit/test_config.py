@@ -278,6 +278,20 @@ def test_settings_table_is_consistent():
                                      + [("llm_profiles", "k{}".format(n)) for n in range(1, 7)])
 
 
+def test_every_setting_has_one_note_and_no_note_names_a_missing_setting():
+    import sys
+
+    from mimi import setting_notes, table
+
+    settings = [(s[0], s[1]) for s in config.SETTINGS]
+    assert "mimi.setting_notes" not in sys.modules  # SETTINGS let it go after the walk
+    notes = [tuple(table.fields(setting_notes.NOTES, at)[:2]) for at in table.rows(setting_notes.NOTES)]
+    assert notes == settings  # the same settings, in the same order, each once
+    assert setting_notes.of("llm_config", "max_tokens") == "Most tokens in one reply"
+    assert setting_notes.of("llm_config", "nope") == ""
+    assert [s[7] for s in config._ROWS] == [None] * len(settings)  # the config's own walks load no notes
+
+
 def test_a_name_with_a_tab_or_newline_never_matches_across_fields():
     cfg = _fresh()
     for ns, key in (("llm_config", "model\ttext"), ("llm_config\tmodel", "text"), ("llm_config", "model\n"),

@@ -3,7 +3,7 @@
 import json
 import sys
 
-from support import run
+from support import raises, remove_tree, run, tempdir
 
 from mimi.llm import claude_tools
 from mimi.llm.claude import JsonBody
@@ -106,6 +106,54 @@ def test_a_lazy_tool_decodes_its_description_and_schema_when_asked():
         assert tool.schema == eager.tools[name].schema, name
     text, is_error = run(lazy.execute("read_file", {"offset": 1}, console()))
     assert is_error and text == "invalid input for read_file: missing required field 'path'"
+
+
+def _files_form(folder):
+    """DEFS as the .mpy bundle ships it (tools/tool_defs.py files_form): each definition moved to a file,
+    its line keeping "@offset,length"; (table, file path)."""
+    path, heads, offset = folder + "/builtin_defs.jsonl", bytearray(), 0
+    with open(path, "wb") as f:
+        for line in DEFS.split(b"\n")[1:-1]:
+            at = line.index(b"\t{") + 1
+            heads += b"\n" + line[:at] + b"@%d,%d" % (offset, len(line) - at)
+            offset += f.write(memoryview(line)[at:]) + f.write(b"\n")
+    return bytes(heads + b"\n"), path
+
+
+def test_the_files_form_sends_and_decodes_the_same_definitions_from_flash():
+    from mimi.tools import builtin_defs
+
+    kept = Registry()
+    load_builtins(kept)
+    want = {}  # what the tools kept in DEFS give (they read DEFS when asked: taken before it changes)
+    for name, tool in kept.tools.items():
+        want[name] = (_joined(tool), tool.description, tool.schema, [bytes(p) for p in tool.schema_parts()],
+                      (tool.tier, tool.acting, tool.level))
+    sent = _request(kept.definitions()) if _ORDERED else None
+    folder = tempdir("defs")
+    saved = builtin_defs.DEFS, getattr(builtin_defs, "FILE", None)
+    try:
+        builtin_defs.DEFS, builtin_defs.FILE = _files_form(folder)
+        assert len(builtin_defs.DEFS) < len(saved[0]) // 4  # what stays in the module: the lines' heads
+        read = Registry()
+        load_builtins(read)
+        assert sorted(read.tools) == sorted(want)
+        for name, tool in read.tools.items():
+            chunks = list(tool.chunks())  # read from the file, in slices
+            assert all(isinstance(c, bytes) and len(c) <= 256 for c in chunks), name
+            assert len(tool) == len(want[name][0]) and b"".join(chunks) == want[name][0], name
+            assert (tool.description, tool.schema) == want[name][1:3], name
+            assert [bytes(p) for p in tool.schema_parts()] == want[name][3], name
+            assert (tool.tier, tool.acting, tool.level) == want[name][4], name
+        if _ORDERED:
+            assert _request(read.definitions()) == sent
+        with open(builtin_defs.FILE, "wb") as f:  # a file cut short (a torn copy): a clear error, naming it
+            f.write(b'{"name": "get_current_time"')
+        exc = raises(OSError, lambda: list(read.tools["get_current_time"].chunks()))
+        assert "definitions are cut short: " + builtin_defs.FILE in str(exc)
+    finally:
+        builtin_defs.DEFS, builtin_defs.FILE = saved
+        remove_tree(folder)
 
 
 class _Config:

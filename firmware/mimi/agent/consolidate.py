@@ -5,7 +5,9 @@
 # before the journal costs one more Claude call; after it, the next run finishes the same summary.
 #
 # Rare, so loaded only for a run: sessions.may_consolidate tells after each turn whether one may be due, and
-# this module and summary_call are forgotten again when no run is left (_forget).
+# this module and summary_call are forgotten again when no run is left (_forget). What follows the summary
+# call (the note, the facts, the session cut) is consolidate_apply.py, loaded after the call: the heap at the
+# call, a run's highest point, holds only what the call needs.
 import json
 
 from mimi import jsontext, platform
@@ -14,13 +16,12 @@ from mimi.bus.message import CLI, SYSTEM
 from mimi.platform import const, log
 from mimi.storage import files, session_read, space
 from mimi.storage.session_lines import SUFFIX, parse_message, record_at, spans_forward
-from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id, valid_lines
+from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id
 
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
 _JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
-_SCAN_SLACK = const(8)  # lines past the consolidated count searched for its last line
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
 
 
@@ -38,7 +39,7 @@ class Consolidator:
         return files.join(self.app.sessions.dir, stem + SUFFIX)
 
     def count(self, stem):
-        f = _open(self._path(stem))
+        f = session_read.opened(self._path(stem))
         if f is None:
             return 0
         with f:
@@ -49,7 +50,7 @@ class Consolidator:
         opens with the user; (0, None) when that would leave nothing."""
         want = total - keep
         n, last = 0, None
-        f = _open(self._path(stem))
+        f = session_read.opened(self._path(stem))
         if f is None:
             return 0, None
         with f:
@@ -154,80 +155,19 @@ class Consolidator:
             return None
 
     async def _apply(self, stem, journal, channel, chat_id, role):
-        memory = self.app.memory
-        date = journal.get("date") or platform.utc_date()
-        line = "- {} UTC, earlier in {}: {}".format(journal.get("at", "?"), stem, journal["summary"])
-        if journal["summary"] not in memory.read_daily(date):  # a run cut short may have written it
-            try:
-                memory.append_daily(line, date)
-            except ValueError as exc:  # the note filled up meanwhile: keep the turns, drop the journal
-                files.remove(self.app.sessions.journal_path(stem))
-                return "{}: {}; the turns stay".format(stem, exc)
-        self._step("note")
-        kept_facts = await self._remember(journal.get("facts") or (), channel, chat_id, role)
-        self._step("memory")
-        dropped = self._drop(stem, journal["n"], journal["last"])
-        self._step("session")
-        files.remove(self.app.sessions.journal_path(stem))
-        self.done += 1
-        said = "{}: {} older messages summarised into memory/daily/{}.md".format(stem, dropped, date)
-        if not dropped:
-            said = "{}: an interrupted summary finished (memory/daily/{}.md)".format(stem, date)
-        if kept_facts:
-            said += "; {} saved to MEMORY.md".format(kept_facts)
-        return said
+        """The journal carried out (consolidate_apply.py: loaded after the summary call, not during it)."""
+        from mimi.agent import consolidate_apply
 
-    async def _remember(self, facts, channel, chat_id, role):
-        """Each new fact through the `remember` tool: its tier, autonomy level and confirmation apply."""
-        registry = getattr(self.app, "registry", None)
-        if registry is None or not facts:
-            return 0
-        from mimi.tools.turn import Turn
-
-        turn = Turn(channel, chat_id, {"role": role, "consolidation": True}, role)  # the chat's own role
-        saved = 0
-        for fact in facts:
-            if fact in self.app.memory.read():
-                continue  # already there (written before a power cut, or known)
-            text, is_error = await registry.execute("remember", {"text": fact}, turn)
-            if not is_error:
-                saved += 1
-        return saved
+        return await consolidate_apply.apply(self, stem, journal, channel, chat_id, role)
 
     def _drop(self, stem, n, last):
-        """Rewrite the session without its lines up to the consolidated last one; the count dropped."""
-        path = self._path(stem)
-        want_len, want_sha = last[0], last[1]
-        cut = index = 0
-        f = _open(path)
-        if f is None:
-            return 0
-        with f:
-            for start, length in spans_forward(f, 0):
-                index += 1
-                if length == want_len and session_read.sha(f, start, length) == want_sha:
-                    cut = start + length + 1  # where the kept lines start
-                    break
-                if index > n + _SCAN_SLACK:
-                    break
-        if not cut:
-            return 0  # gone already (a finished run, a trim, or session_clear)
+        from mimi.agent import consolidate_apply
 
-        what = "the conversation " + stem
-        space.guarded(lambda: files.write_atomic(path, valid_lines(path, cut)), what, (path,))
-        return index
+        return consolidate_apply.drop(self, stem, n, last)
 
     def _step(self, name):
         if self.checkpoint is not None:
             self.checkpoint(name)
-
-
-def _open(path):
-    """The session file open for reading, None when it is missing."""
-    try:
-        return open(path, "rb")
-    except OSError:
-        return None
 
 
 def _records(f):
@@ -263,7 +203,7 @@ class Transcript:
         return self._len
 
     def chunks(self):
-        f = _open(self.path)
+        f = session_read.opened(self.path)
         if f is None:
             raise OSError(2, "the conversation is gone: " + self.path)
         with f:
@@ -329,6 +269,7 @@ def _forget(app):
     app.consolidator = None
     platform.unload(summary_call.__name__)
     platform.unload(session_read.__name__)
+    platform.unload("mimi.agent.consolidate_apply")
     platform.unload(__name__)
 
 

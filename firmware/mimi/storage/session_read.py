@@ -10,6 +10,14 @@ from mimi.utf8 import boundary
 _SLICE = const(512)  # bytes of a line read (hashed, decoded) at a time: a small heap has no 4 KB hole
 
 
+def opened(path):
+    """The session file open for reading, None when it is missing."""
+    try:
+        return open(path, "rb")
+    except OSError:
+        return None
+
+
 def sha(f, start, length):
     """The short sha256 of a line of an open file, read _SLICE bytes at a time."""
     digest = hashlib.sha256()

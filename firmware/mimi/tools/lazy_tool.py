@@ -6,12 +6,38 @@ from mimi.platform import const
 
 _SCHEMA_KEY = b'"input_schema": '  # a definition's key as the Messages API names it
 _DEFINITION_FIELD = const(5)  # a line's fields: name, module, tier, acting, level, then the definition
+# The .mpy files form keeps the definitions in a data file beside builtin_defs (its FILE; tools/bundle.py): a
+# line's definition field is then "@offset,length" there, read from flash while a request is written.
+_IN_FILE = const(64)  # b"@"[0]
+_READ_SLICE = const(256)  # bytes of a definition read from its file at a time
 
 
 def _defs():  # imported at the first lazy built-in: tools/tool_defs.py imports the registry to write it
     from mimi.tools.builtin_defs import DEFS
 
     return DEFS
+
+
+def _in_file(defs, at):
+    """(offset, length) in builtin_defs.FILE of a definition the files form moved there; None: it is in DEFS."""
+    if defs[at] != _IN_FILE:
+        return None
+    offset, length = defs[at + 1 : table.end(defs, at)].split(b",")
+    return int(offset), int(length)
+
+
+def _read(offset, length):
+    """A definition from builtin_defs.FILE, in slices (a short or missing file is an OSError naming it)."""
+    from mimi.tools import builtin_defs
+
+    with open(builtin_defs.FILE, "rb") as f:
+        f.seek(offset)
+        while length > 0:
+            data = f.read(min(length, _READ_SLICE))
+            if not data:
+                raise OSError("the built-in tools' definitions are cut short: " + builtin_defs.FILE)
+            length -= len(data)
+            yield data
 
 
 def add_lazy(registry, module_name):
@@ -86,19 +112,26 @@ class LazyTool(Encoded):
         return self._field(4)
 
     def __len__(self):
-        return table.end(_defs(), self._at) - self._at
-
-    def chunks(self):  # a view of the constant: nothing copied
         defs = _defs()
-        return (memoryview(defs)[self._at : table.end(defs, self._at)],)
+        where = _in_file(defs, self._at)
+        return where[1] if where else table.end(defs, self._at) - self._at
+
+    def chunks(self):  # a view of the constant, nothing copied; the files form's read from flash in slices
+        defs = _defs()
+        where = _in_file(defs, self._at)
+        return _read(*where) if where else (memoryview(defs)[self._at : table.end(defs, self._at)],)
 
     def _span(self):
         defs = _defs()
+        where = _in_file(defs, self._at)
+        if where:  # read whole: a definition is under 1.5 KB, and this is for the rarer wires and checks
+            data = b"".join(_read(*where))
+            return data, 0, len(data)
         return defs, self._at, table.end(defs, self._at)
 
     def _decoded(self):
-        defs = _defs()
-        return json.loads(defs[self._at : table.end(defs, self._at)])
+        data, start, end = self._span()
+        return json.loads(data[start:end])
 
     def code(self):
         """The real tool, bound to the app: its module imported and set up at the first call (registry.code)."""
