@@ -9,7 +9,7 @@
 # their own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
-from mimi.tools import builtin_defs  # noqa: F401  first: as .mpy, its 13 KB table takes one block of a heap still whole
+from mimi.tools import builtin_defs  # noqa: F401  first: from source its 13 KB table takes one block of a whole heap
 from mimi import VERSION, board, cron, mqtt, ota, platform, watch
 from mimi.agent import skills
 from mimi.agent.context import Context

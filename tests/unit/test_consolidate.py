@@ -1,6 +1,8 @@
 # agent/consolidate.py: a long session summarised once into the daily note, shrunk, crash-safe at each step.
 from support import read, remove_tree, run, tempdir
 
+import sys
+
 from mimi import jsontext, platform
 from mimi.agent import consolidate, summary_call
 from mimi.bus.message import Message
@@ -25,6 +27,9 @@ class Result:
         self.stop_reason = "end_turn"
 
 
+_STEPS = ("mimi.agent.consolidate_plan", "mimi.agent.consolidate_apply")  # a run's code before and after its call
+
+
 class FakeClaude:
     def __init__(self, reply="SUMMARY: " + SUMMARY + "\nFACT: The owner's sister is called Ada."):
         self.reply = reply
@@ -36,7 +41,8 @@ class FakeClaude:
         content = messages[0]["content"]  # read from the session file as the request is written: read now
         self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model,
                            "max_tokens": max_tokens, "job": route.job if route else None,
-                           "sent": content.text() if hasattr(content, "text") else content})
+                           "sent": content.text() if hasattr(content, "text") else content,
+                           "loaded": [name for name in _STEPS if name in sys.modules]})
         if self.fail:
             from mimi.llm.errors import ModelError
 
@@ -94,6 +100,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         _fill(app, 12)  # 24 messages, over the cap of 20
         claude = FakeClaude()
         agent = FakeAgent(claude)
+        platform.unload(_STEPS[1])  # left by a run before (run() alone: after_turn's _forget lets it go)
         assert consolidate.of(app).due("telegram", "42")
         said = _consolidate(app, agent)
         assert "14 older messages summarised" in said, said
@@ -105,6 +112,7 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         sent = claude.calls[0]["sent"]
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
         assert claude.calls[0]["tools"] is None and agent.used  # counted by the budget
+        assert claude.calls[0]["loaded"] == []  # the code before and after the call is not in the heap during it
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
         assert not files.exists(app.sessions.journal_path("telegram_42"))
         assert not consolidate.of(app).due("telegram", "42")
@@ -322,9 +330,11 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
         with open(path, "rb") as f:  # a line at a time (files.iter_lines joins 512-byte reads: no hole here)
             for line in f:
                 total += parse_message(line[:-1]) is not None
+        from mimi.agent import consolidate_plan
+
         consolidator = consolidate.of(app)
-        assert consolidator.count("telegram_42") == total
-        n, last = consolidator._oldest("telegram_42", total, consolidate.KEEP)
+        assert consolidate_plan.count(path) == total
+        n, last = consolidate_plan.oldest(path, total, consolidate.KEEP)
         with open(path, "rb") as f:
             picked = list(consolidate._messages(f, n))
         # the messages as parsed whole, the transcript as the joined text gave it, escaped as the request
@@ -423,7 +433,9 @@ def test_the_transcript_is_read_from_the_session_a_message_at_a_time_as_it_is_se
         for i in range(24):
             app.sessions.append("telegram", "42", "user" if i % 2 == 0 else "assistant",
                                 "\u2603" * (summary_call.MESSAGE_CHARS + 50), 1000 + i)
-        n, _ = consolidate.of(app)._oldest("telegram_42", 24, consolidate.KEEP)
+        from mimi.agent import consolidate_plan
+
+        n, _ = consolidate_plan.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
         transcript = consolidate.Transcript(app.sessions.path("telegram", "42"), n)
         before, most, size = _held_bytes(), 0, 0
         for chunk in transcript.chunks():
@@ -449,7 +461,9 @@ def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_messag
     app = _app("wires")
     try:
         _fill(app, 12)
-        n, _ = consolidate.of(app)._oldest("telegram_42", 24, consolidate.KEEP)
+        from mimi.agent import consolidate_plan
+
+        n, _ = consolidate_plan.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
         path = app.sessions.path("telegram", "42")
         transcript = consolidate.Transcript(path, n)
         with open(path, "rb") as f:

@@ -67,7 +67,7 @@ def test_fragmented_tool_calls_join_by_index_and_two_calls_in_one_reply():
     assert reply.tool_calls == [{"type": "tool_use", "id": "call_a", "name": "get_time", "input": {"tz": "UTC"}},
                                 {"type": "tool_use", "id": "call_b", "name": "gpio_read", "input": {"pin": 4}}]
     blocks = reply.blocks()
-    assert blocks[0]["type"] == "text" and blocks[0]["text"].text() == "Looking." and blocks[1:] == reply.tool_calls
+    assert blocks[0] == {"type": "text", "text": "Looking."} and blocks[1:] == reply.tool_calls  # short: one str
 
 
 def test_ollamas_whole_calls_and_one_server_numbering_each_call_zero():

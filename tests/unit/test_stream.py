@@ -397,6 +397,11 @@ def test_a_long_reply_is_kept_in_small_pieces_and_joined_only_on_demand():
     assert str(reply.strip()) == assembler.text.strip()
     assert assembler.content == [{"type": "text", "text": assembler.text}]
     assert assembler.blocks()[0]["text"].text() == assembler.text  # TextPieces: written into a request
+    short = MessageAssembler()  # a text within one escaped slice is sent back as one str (file_pieces not loaded)
+    start(short)
+    text_block(short, 0, ["Let me ", "look."])
+    finish(short, "end_turn")
+    assert short.blocks() == [{"type": "text", "text": "Let me look."}]
 
 
 def test_text_strip_is_str_strip():

@@ -1,7 +1,8 @@
 # Code let go after use on a small heap: a module is unloaded only where nothing else holds it (a holder would keep
 # its copy and the next import make a second: twice the heap, and exception classes that no longer match), the
 # HTTP client goes with the model clients after a call on such a board, the dispatcher keeps no reply while it
-# waits for the next, and a tool round lets go of the round before's reader before its tools run.
+# waits for the next, a tool round lets go of the round before's reader before its tools run, and the tools' code
+# goes after their round on such a board (but a module that keeps the board's state).
 import gc
 import sys
 
@@ -180,3 +181,67 @@ def test_a_tool_round_holds_nothing_of_the_round_before_while_its_tools_run():
             tracemalloc.stop()
     assert reply == "Let me look.\n\nIt is noon.", reply
     assert registry.held is not None and registry.held < 64 * 1024, registry.held
+
+
+def test_the_registry_lets_go_of_the_tools_code_but_a_module_that_keeps_state_or_is_held():
+    from mimi.tools.registry import Registry
+
+    fixtures = ("held_fixture.tool_plain", "held_fixture.tool_stateful", "held_fixture.tool_held",
+                "held_fixture.by_tool")
+    registry = Registry()
+    try:
+        plain = registry.code(fixtures[0], "fixture_plain")
+        registry.code(fixtures[1], "fixture_stateful")
+        _load(fixtures[3])  # another module keeps tool_held: unloaded, it would be there twice
+        registry.code(fixtures[2], "fixture_held")
+        registry.let_go()
+        assert fixtures[0] not in sys.modules and fixtures[0] not in registry._bound
+        assert sorted(registry._bound) == [fixtures[2], fixtures[1]]
+        assert fixtures[1] in sys.modules and fixtures[2] in sys.modules
+        again = registry.code(fixtures[0], "fixture_plain")  # imported and bound again at its next call
+        assert again is not plain and again.name == "fixture_plain" and fixtures[0] in sys.modules
+        assert __import__("mimi.tools.gpio", None, None, ["_"]).KEEPS_STATE is True  # its driven pins outlive a turn
+    finally:
+        for name in fixtures:
+            platform.unload(name)
+
+
+class _Spy:
+    """The registry as the agent sees it, counting let_go."""
+
+    tools = {}
+
+    def __init__(self):
+        self.let_go_calls = 0
+
+    async def execute(self, name, tool_input, turn):
+        return "12:00", False
+
+    def let_go(self):
+        self.let_go_calls += 1
+
+
+def test_on_a_small_heap_the_tools_code_goes_after_each_round_and_the_turn_code_after_the_turn():
+    from mimi.agent.loop import Agent
+
+    call = {"type": "tool_use", "id": "toolu_1", "name": "get_current_time", "input": {}}
+
+    def turn(let_go):
+        registry = _Spy()
+        models = _Models([_Round("tool_use", "Let me look.", [call]), _Round("tool_use", "Again.", [call]),
+                          _Round("end_turn", "Done.")])
+        models.let_go = let_go
+
+        async def main():
+            bus = Bus()
+            agent = Agent(bus, models, _Context(), None, {}, registry=registry)
+            await agent.handle(Message("cli", "console", "what time is it?", {"session": None}))
+            return (await bus.outbound.get()).content
+
+        assert run(main()) == "Let me look.\n\nAgain.\n\nDone."
+        return registry.let_go_calls
+
+    assert turn(True) == 2  # after each round's tools
+    # tools/turn.py is let go after the turn, unless another module keeps it (then it is its one copy)
+    assert "mimi.tools.turn" not in sys.modules or platform.held_elsewhere("mimi.tools.turn")
+    assert turn(False) == 0 and "mimi.tools.turn" in sys.modules  # a board with PSRAM keeps them

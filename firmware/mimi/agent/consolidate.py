@@ -5,9 +5,10 @@
 # before the journal costs one more Claude call; after it, the next run finishes the same summary.
 #
 # Rare, so loaded only for a run: sessions.may_consolidate tells after each turn whether one may be due, and
-# this module and summary_call are forgotten again when no run is left (_forget). What follows the summary
-# call (the note, the facts, the session cut) is consolidate_apply.py, loaded after the call: the heap at the
-# call, a run's highest point, holds only what the call needs.
+# this module and summary_call are forgotten again when no run is left (_forget). What a run looks at before
+# its summary call is consolidate_plan.py, let go before the call; what follows it (the note, the facts, the
+# session cut) is consolidate_apply.py, loaded after: the heap at the call, a run's highest point, holds only
+# what the call needs.
 import json
 
 from mimi import jsontext, platform
@@ -15,14 +16,20 @@ from mimi.agent import summary_call
 from mimi.bus.message import CLI, SYSTEM
 from mimi.platform import const, log
 from mimi.storage import files, session_read, space
-from mimi.storage.session_lines import SUFFIX, parse_message, record_at, spans_forward
+from mimi.storage.session_lines import SUFFIX, parse_message
 from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id
 
 KEEP = HISTORY_LIMIT // 2  # messages left in the session afterwards
 SUMMARY_TOKENS = const(500)  # max_tokens of the summary call
-_JOURNAL_MAX = const(4096)
 _NOTE_ROOM = const(720)  # bytes a daily note must still have free for a summary line
 STEPS = ("journal", "note", "memory", "session")  # where a test may cut the power
+_PLAN = "mimi.agent.consolidate_plan"  # what a run looks at before its call: let go before it
+
+
+def _plan():  # imported where used, never kept in a frame that waits for the call (consolidate_plan.py)
+    from mimi.agent import consolidate_plan
+
+    return consolidate_plan
 
 
 class Consolidator:
@@ -38,36 +45,10 @@ class Consolidator:
     def _path(self, stem):
         return files.join(self.app.sessions.dir, stem + SUFFIX)
 
-    def count(self, stem):
-        f = session_read.opened(self._path(stem))
-        if f is None:
-            return 0
-        with f:
-            return sum(1 for _ in _records(f))
-
-    def _oldest(self, stem, total, keep):
-        """(n, last line's (length, sha)) of the oldest messages, leaving `keep` or a few more so the kept part
-        opens with the user; (0, None) when that would leave nothing."""
-        want = total - keep
-        n, last = 0, None
-        f = session_read.opened(self._path(stem))
-        if f is None:
-            return 0, None
-        with f:
-            for record in _records(f):
-                if n >= want and record[4] == "user":
-                    break
-                n += 1
-                last = record
-            if last is None or n >= total:
-                return 0, None
-            return n, (last[1], session_read.sha(f, last[0], last[1]))
-
     # -- the run --
     def due(self, channel, chat_id):
         """Exactly, once sessions.may_consolidate has found a journal or a long file: every line is parsed."""
-        stem = self.app.sessions.stem(channel, chat_id)
-        return files.exists(self.app.sessions.journal_path(stem)) or self.count(stem) > CONSOLIDATE_AT
+        return _plan().due(self.app.sessions, channel, chat_id)
 
     async def run(self, agent, message, channel, chat_id, force=False, role=None):
         """Consolidate one session when due (always when force); returns a line saying what happened."""
@@ -77,9 +58,9 @@ class Consolidator:
             return "{}: already being consolidated".format(stem)
         self.busy.append(stem)
         try:
-            journal = self._read_journal(stem)
+            journal = _plan().read_journal(sessions, stem)
             if journal is None:
-                total = self.count(stem)
+                total = _plan().count(self._path(stem))
                 if total <= (KEEP if force else CONSOLIDATE_AT):
                     return "{}: {} messages, nothing to consolidate (more than {} are needed)".format(
                         stem, total, KEEP if force else CONSOLIDATE_AT)
@@ -90,32 +71,22 @@ class Consolidator:
         finally:
             self.busy.remove(stem)
 
-    def _facts_allowed(self, role):
-        registry = getattr(self.app, "registry", None)
-        if registry is None or "remember" not in registry.tools:
-            return False
-        from mimi.safety import policy as policy_module, roles
-
-        tool = registry.tools["remember"]
-        if policy_module.level_of(self.app.config, "remember", tool) == policy_module.BLOCKED:
-            return False
-        return roles.allows(role, policy_module.tier_of(tool))
-
     async def _summarise(self, agent, message, stem, total, role):
         """The journal dict, or a str saying why nothing was done (the session is left as it is)."""
         date = platform.utc_date()
-        room = self.app.memory.read_daily(date)
         from mimi.storage.memory import DAILY_MAX_BYTES
 
-        if len(room.encode()) + _NOTE_ROOM > DAILY_MAX_BYTES:
+        # The note's size on flash (-1: none yet), not its text: nothing of it is held through the call.
+        if files.size(self.app.memory.flash.daily_path(date)) + _NOTE_ROOM > DAILY_MAX_BYTES:
             return "today's daily note is full; the older turns stay in the session"
-        n, last = self._oldest(stem, total, KEEP)
+        n, last = _plan().oldest(self._path(stem), total, KEEP)
         if not n:
             return "nothing to consolidate"
         refusal = agent.check_call(message, "summary")  # the budget and the hourly cap apply as to any call
         if refusal:
             return "not now ({})".format(refusal.split(".")[0])
-        facts_ok = self._facts_allowed(role)
+        facts_ok = _plan().facts_allowed(self.app, role)
+        platform.unload(_PLAN)  # the call holds only what it needs
         system = summary_call.system(facts_ok)
         prompt = {"role": "user", "content": Transcript(self._path(stem), n)}
         model = self.app.config.get("llm_config", "watch_model") or None  # claude's cheaper model, when set
@@ -138,22 +109,6 @@ class Consolidator:
         self._step("journal")
         return journal
 
-    def _read_journal(self, stem):
-        path = self.app.sessions.journal_path(stem)
-        files.remove_stale_tmp(path)
-        text = files.read_text(path, _JOURNAL_MAX)
-        if text is None:
-            return None
-        try:
-            journal = jsontext.loads(text)
-            if not isinstance(journal.get("summary"), str) or not isinstance(journal.get("last"), list):
-                raise ValueError("incomplete")
-            return journal
-        except (ValueError, AttributeError):
-            log("consolidate: dropping an unreadable journal {}".format(path))
-            files.remove(path)
-            return None
-
     async def _apply(self, stem, journal, channel, chat_id, role):
         """The journal carried out (consolidate_apply.py: loaded after the summary call, not during it)."""
         from mimi.agent import consolidate_apply
@@ -170,17 +125,9 @@ class Consolidator:
             self.checkpoint(name)
 
 
-def _records(f):
-    """session_lines.record_at of each valid message line of an open session file, oldest first."""
-    for start, length in spans_forward(f, 0):
-        record = record_at(f, start, length)
-        if record is not None:
-            yield record
-
-
 def _messages(f, n):
     """(role, text pieces, cut) of the session's first n messages, as the summariser is shown them (_head)."""
-    for record in _records(f):
+    for record in session_read.records(f):
         if not n:
             return
         n -= 1
@@ -270,6 +217,7 @@ def _forget(app):
     platform.unload(summary_call.__name__)
     platform.unload(session_read.__name__)
     platform.unload("mimi.agent.consolidate_apply")
+    platform.unload(_PLAN)
     platform.unload(__name__)
 
 

@@ -14,6 +14,7 @@ PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches
 MEMORY_REPLY = "Sorry, the device ran short of memory while answering this. Please try again in a moment."
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
 _ROUND_BREAK = "\n\n"
+_TURN = "mimi.tools.turn"  # who a turn's tools run for: imported at its first tool call (Exchange._run_tools)
 VOICE_RETRY = "/retry"  # sends a voice note kept after a failed transcription again (voice/heard.py)
 
 
@@ -118,8 +119,10 @@ class Agent:
             await self._reply(message, exc.message, "error", exchange.streaming and exchange.shown)
             return
         reply, session, now, streaming = exchange.reply(), exchange.session, exchange.now, exchange.streaming
-        note = exchange.note
+        note, ran_tools = exchange.note, exchange.turn is not None
         del exchange
+        if ran_tools and getattr(self.models, "let_go", False) and not platform.held_elsewhere(_TURN):
+            platform.unload(_TURN)  # as the tools' code: made again at the next turn that runs one
         self._save(session, message, reply, now)
         self.turns += 1
         if note:  # which profile answered, when not the first: shown, not kept in the session
@@ -283,6 +286,8 @@ class Exchange:
             platform.log("agent: tool {} requested".format(call["name"]))
         agent.tool_calls += len(calls)
         outcomes = await asyncio.gather(*[agent.registry.execute(c["name"], c["input"], self.turn) for c in calls])
+        if getattr(agent.models, "let_go", False):  # a heap without PSRAM: the tools' code not kept
+            agent.registry.let_go()
         blocks = []
         for call, outcome in zip(calls, outcomes):
             blocks.append({"type": "tool_result", "tool_use_id": call["id"], "content": outcome[0] or "(no output)",

@@ -184,7 +184,7 @@ class ChatAssembler:
         blank text is left out."""
         blocks = []
         if len(self.reply_text.strip()):
-            if joined:
+            if joined or len(self.reply_text) <= jsontext.ESCAPE_SLICE:  # short: one str (file_pieces unloaded)
                 blocks.append({"type": "text", "text": self.text})
             else:
                 from mimi.llm.file_pieces import TextPieces

@@ -137,7 +137,8 @@ class MessageAssembler:
 
     def blocks(self, joined=False):
         """content; unless joined, a text block's text is its pieces (llm/file_pieces.py TextPieces), escaped
-        as the next request is written: a long reply sent back after a tool round is never joined."""
+        as the next request is written: a long reply sent back after a tool round is never joined. A text no
+        longer than one escaped slice is one str anyway (and file_pieces stays unloaded)."""
         blocks = []
         for index in sorted(self._finished):
             block = self._finished[index]
@@ -146,7 +147,7 @@ class MessageAssembler:
                 if not text.strip():
                     continue
                 block = dict(block)
-                if joined:
+                if joined or len(text) <= jsontext.ESCAPE_SLICE:
                     block["text"] = str(text)
                 else:
                     from mimi.llm.file_pieces import TextPieces

@@ -4,7 +4,7 @@ import hashlib
 
 from mimi import jsontext
 from mimi.platform import const
-from mimi.storage.session_lines import escape_at
+from mimi.storage.session_lines import escape_at, record_at, spans_forward
 from mimi.utf8 import boundary
 
 _SLICE = const(512)  # bytes of a line read (hashed, decoded) at a time: a small heap has no 4 KB hole
@@ -16,6 +16,14 @@ def opened(path):
         return open(path, "rb")
     except OSError:
         return None
+
+
+def records(f):
+    """session_lines.record_at of each valid message line of an open session file, oldest first."""
+    for start, length in spans_forward(f, 0):
+        record = record_at(f, start, length)
+        if record is not None:
+            yield record
 
 
 def sha(f, start, length):

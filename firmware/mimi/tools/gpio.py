@@ -25,6 +25,7 @@ COMMANDS = (
 )
 
 _outputs = {}  # pin number -> machine.Pin this tool drives as an output (the pins are the board's: one table)
+KEEPS_STATE = True  # so the registry keeps this module loaded between turns (registry.let_go): _outputs must last
 
 
 def reserved_use(pin):

@@ -1,6 +1,7 @@
 # The tool registry: the tools the board has (added at boot by tools/loading.py), inputs checked, run with limits.
 import asyncio
 import json
+import sys
 
 from mimi import platform
 from mimi.platform import const
@@ -116,6 +117,18 @@ class Registry:
             if tool.name == tool_name:
                 return tool
         raise ToolError("{} is missing from {}".format(tool_name, module_name))
+
+    def let_go(self):
+        """The built-ins' code let go on a heap without PSRAM, as the model clients' is after a call (agent/loop.py:
+        after a round's tools ran): each module bound so far is forgotten, its next call imports and binds it
+        again, unless it keeps state of the board's (KEEPS_STATE: gpio's driven pins) or another module holds it
+        (unloading it then would leave two copies)."""
+        for name in list(self._bound):
+            module = sys.modules.get(name)
+            if module is not None and (getattr(module, "KEEPS_STATE", False) or platform.held_elsewhere(name)):
+                continue
+            del self._bound[name]
+            platform.unload(name)
 
     def definitions(self):
         """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a

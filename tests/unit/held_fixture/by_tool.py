@@ -1,0 +1,1 @@
+from held_fixture import tool_held  # noqa: F401
