@@ -186,7 +186,10 @@ def main():
 
         romfs = romfs_host
     else:
-        sys.path.insert(0, opts["firmware"] or root + "/firmware")
+        sys.path.insert(0, root + "/host_sim")
+        import board_lib
+
+        board_lib.use(opts["firmware"] or root + "/firmware")  # at /lib, as on the board (board_lib.py)
     if not _mount_standins(opts["standins-rom"], root):
         sys.path.insert(0, root + "/host_sim/standins")  # machine, network, esp32 stand-ins come first
     site = _venv_site_packages(root)

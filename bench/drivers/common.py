@@ -58,7 +58,10 @@ def use_firmware(lib):
     """Put the firmware (a bundle's lib/, firmware/ or "romfs:<image>") and the laptop stand-ins on sys.path."""
     if lib.startswith("romfs:"):
         return use_romfs(lib[len("romfs:"):])
-    sys.path.insert(0, lib)
+    sys.path.insert(0, "host_sim")
+    import board_lib
+
+    board_lib.use(lib)  # at /lib, as on the board: the heap does not depend on the checkout's path
     sys.path.insert(0, "host_sim/standins")
     if sys.implementation.name == "micropython":
         import_standins()

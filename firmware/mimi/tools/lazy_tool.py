@@ -124,7 +124,7 @@ class LazyTool(Encoded):
     def _span(self):
         defs = _defs()
         where = _in_file(defs, self._at)
-        if where:  # read whole: a definition is under 1.5 KB, and this is for the rarer wires and checks
+        if where:  # read whole: a definition is under 2.5 KB, and this is for the rarer wires and checks
             data = b"".join(_read(*where))
             return data, 0, len(data)
         return defs, self._at, table.end(defs, self._at)
