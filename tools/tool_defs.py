@@ -21,6 +21,9 @@ DEFS = (
 """
 COMMANDS_HEAD = """    b"\\n"
 )
+# The data file holding the definitions in the .mpy files form (tools/bundle.py writes that form of this module,
+# each line's definition "@offset,length" there); empty here: DEFS holds them.
+FILE = ""
 # The console commands of the modules in loading.LAZY_COMMANDS, added at boot (channels/commands.py add_lines)
 # with handlers that import their module at the first use: a line each of command, usage, fewest, most,
 # description and module:handler, tab-separated (a copy of each module's COMMANDS). A str constant stays in

@@ -131,7 +131,7 @@ def test_the_files_form_sends_and_decodes_the_same_definitions_from_flash():
                       (tool.tier, tool.acting, tool.level))
     sent = _request(kept.definitions()) if _ORDERED else None
     folder = tempdir("defs")
-    saved = builtin_defs.DEFS, getattr(builtin_defs, "FILE", None)
+    saved = builtin_defs.DEFS, builtin_defs.FILE
     try:
         builtin_defs.DEFS, builtin_defs.FILE = _files_form(folder)
         assert len(builtin_defs.DEFS) < len(saved[0]) // 4  # what stays in the module: the lines' heads
