@@ -99,7 +99,25 @@ def main(argv=None):
     if failed:
         print("bench: failed (see above; the file keeps their earlier figures): " + ", ".join(failed), file=sys.stderr)
         return 1
+    lost = lost_turns(figures)
+    if lost:
+        print("bench: turns lost (their figures are short of runs): " + ", ".join(lost), file=sys.stderr)
+        return 1
     return 0
+
+
+def lost_turns(figure, where=""):
+    """'name.form: N of failed_turns' for every run of this figure that lost a turn (failed_turns,
+    failed_heap_turns above 0): a figure taken from fewer turns than it says is not what it claims."""
+    found = []
+    if isinstance(figure, dict):
+        for key, value in figure.items():
+            if key.startswith("failed_") and key.endswith("turns") and isinstance(value, int):
+                if value:
+                    found.append("{}: {} {}".format(where or "run", value, key))
+            else:
+                found.extend(lost_turns(value, "{}.{}".format(where, key) if where else key))
+    return found
 
 
 if __name__ == "__main__":

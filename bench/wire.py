@@ -8,7 +8,7 @@ import time
 from websockets.asyncio.client import connect
 
 from bench.drivers_run import run_driver
-from bench.gateway import CHAT, OVERHEAD_REPLY, STREAM_DELAY_S, _frame, _last_write, _turn
+from bench.gateway import CHAT, OVERHEAD_REPLY, STREAM_DELAY_S, _frame, _last_write, _turn, answering, turn_record
 from bench.heap import firmware_idle
 from bench.setup import API_KEY, Firmware, free_port, micropython, reps, runtime_command, standard_flash
 from bench.stats import summary
@@ -42,12 +42,14 @@ async def _overhead(url, server):
     async with connect(url, max_size=None) as ws:
         await _frame(ws)  # hello
         await _turn(ws, "warm up")
+        wire = "openai" if isinstance(server, fake_openai.FakeOpenAI) else "anthropic"
+        answering(server, lambda: _reply(wire))
         for n in range(reps(20, 3)):
             server.reset()
-            server.script(_reply("openai" if isinstance(server, fake_openai.FakeOpenAI) else "anthropic"))
             sent = time.time()
-            frames = await _turn(ws, "overhead turn {}".format(n))
-            record = server.requests[-1]
+            said = "overhead turn {}".format(n)
+            frames = await _turn(ws, said)
+            record = turn_record(server, said)
             writes = record.get("writes") or []
             if frames[-1][1]["type"] != "response" or not writes:
                 failures += 1
@@ -93,10 +95,12 @@ def measure(fake, log):
     try:
         for wire in WIRES:
             firmware, url = _session(fake, lan, wire)
+            server = lan if wire == "openai" else fake
             try:
-                figures = asyncio.run(_overhead(url, lan if wire == "openai" else fake))
+                figures = asyncio.run(_overhead(url, server))
             finally:
                 firmware.stop()
+                server.brain = None
             runs = [_peak(fake, lan, wire, n) for n in range(reps(3))]
             figures["peak_kb"] = summary([r["above_idle"] / 1024 for r in runs], 1)
             figures["idle_kb"] = summary([firmware_idle(r) / 1024 for r in runs], 1)

@@ -133,3 +133,21 @@ def test_a_file_that_is_not_results_is_refused_before_anything_is_measured(tmp_p
     assert proc.stderr.startswith("bench: {} ".format(path)) and "nothing was measured" in proc.stderr
     assert "building" not in proc.stdout
     assert path.read_text() == text  # untouched
+
+
+@pytest.mark.parametrize("lost", [0, 2])
+def test_a_run_that_lost_a_turn_exits_non_zero_and_names_it(tmp_path, monkeypatch, capsys, lost):
+    import bench.__main__ as cli
+
+    times = {"median": 9.0, "p10": 8.0, "p90": 10.0}
+    figure = {"mpy": {"overhead_ms": times, "inbound_ms": times, "outbound_ms": times, "failed_turns": lost}}
+    monkeypatch.setattr(cli, "build_bundle", lambda: None)  # nothing runs the firmware: the figure is given
+    monkeypatch.setattr(cli, "build_romfs", lambda: None)
+    monkeypatch.setattr(cli, "GROUPS", ((("firmware_overhead",), lambda fake, log: (figure,)),))
+    code = cli.main(["--only", "firmware_overhead", "--out", str(tmp_path / "results.json")])
+    said = capsys.readouterr().err
+    if lost:
+        assert code == 1 and "turns lost" in said and "firmware_overhead.mpy: 2 failed_turns" in said, said
+    else:
+        assert code == 0 and "turns lost" not in said, said
+    assert json.loads((tmp_path / "results.json").read_text())["figures"]["firmware_overhead"]["mpy"]["failed_turns"] == lost
