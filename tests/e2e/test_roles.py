@@ -1,4 +1,6 @@
 # Roles and tool tiers from the outside: who may run which tool, and what the model and the user see.
+import json
+
 import pytest
 
 from host_sim.fake_anthropic import text, tool_use
@@ -100,9 +102,13 @@ def test_an_operators_cron_job_answering_in_the_console_acts_as_the_operator(bot
                 tool_use("write_file", {"path": "files/z.txt", "content": "owned"}), text("I could not write it."))
     tg.user_message(OPERATOR, "every so often write a file for me, answering in the console")
     assert tg.wait_for(lambda: "Scheduled." in _shown(tg, OPERATOR), 30), bot.output[-2000:]
-    assert "as operator" in bot.command("cron_list")  # the job keeps the role of whoever asked for it
+    # The job keeps the role of whoever asked for it: what cron_add answered, then what the job did. Nothing here
+    # reads the job list while the job is due (it runs 2 s after cron_add and is gone once it ran).
+    added = json.loads(_tool_result(fake.wait_requests(2)[1])["content"])
+    assert (added["answer_in"], added["acts_as"]) == ("cli:console", "operator"), added
     bot.expect("I could not write it.", 30)  # the job's answer reaches the console it named
     result = _tool_result(fake.wait_requests(4)[3])
     assert result["is_error"] is True
     assert "write_file was not run: it needs the owner role and the user asking is an operator" in result["content"]
     assert not (flash / "data" / "files" / "z.txt").exists()
+    assert "no cron jobs" in bot.command("cron_list")  # a one-shot job is gone once it ran
