@@ -117,6 +117,7 @@ def test_an_unreadable_cron_file_means_no_jobs_not_a_crash():
         assert store.jobs == []
         store.add("at", 0, NOW + 5, "x", "cli", "console", NOW)  # and it can be used again
         assert len(Store(root).jobs) == 1
+        assert read(root + "/cron.json.bad") == "{not json"  # the broken file kept aside, not written over
         write(root + "/cron.json", json.dumps({"next_id": 3, "jobs": [{"id": 1}, "junk"]}))
         assert Store(root).jobs == [] and Store(root).next_id == 3
     finally:

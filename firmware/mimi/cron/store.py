@@ -1,8 +1,8 @@
 # Cron jobs kept in <data>/cron.json: add, remove, and which jobs are due, with no burst after downtime.
 import json
 
-from mimi.platform import const, log
-from mimi.storage import files
+from mimi.platform import const
+from mimi.storage import files, json_store
 from mimi.cron import FILE_MAX, FILE_NAME  # the boot part (cron/__init__.py) reads it too
 
 JOBS_MAX = const(16)
@@ -47,18 +47,14 @@ class Store:
         self.load()
 
     def load(self):
-        """Read cron.json; a missing file is no jobs, a broken one is reported and kept aside."""
+        """Read cron.json; a missing file is no jobs, a broken one is named on the console and kept aside."""
         self.jobs, self.next_id = [], 1
-        try:
-            data = files.read_json(self.path, FILE_MAX)
-            if data is None:
-                return
-            jobs = [job for job in data.get("jobs", ()) if _valid_job(job)]
-            self.next_id = max(int(data.get("next_id", 1)), 1)
-        except (ValueError, TypeError, AttributeError) as exc:
-            log("cron: {} is unreadable ({}); starting with no jobs".format(self.path, exc))
+        data = json_store.read(self.path, FILE_MAX, "jobs")
+        if data is None:
             return
-        jobs = jobs[:JOBS_MAX]
+        jobs = [job for job in data["jobs"] if _valid_job(job)][:JOBS_MAX]
+        given = data.get("next_id")
+        self.next_id = given if isinstance(given, int) and given > 0 else 1
         for job in jobs:
             self.next_id = max(self.next_id, job["id"] + 1)
         self.jobs = jobs

@@ -1,12 +1,10 @@
 # Watchers kept in <data>/watchers.json: definitions and a short history, bounded, never fatal to read.
 import json
-import os
 
-from mimi.platform import const, log
-from mimi.storage import files
+from mimi.platform import const
+from mimi.storage import files, json_store
 from mimi.watch import FILE_NAME  # the one name of the file; watch.setup looks for it at boot
 
-BAD_SUFFIX = ".bad"  # an unreadable file is kept aside under this name for the owner
 WATCHERS_MAX = const(8)  # judged by the model
 RULES_MAX = const(16)  # with a local rule, besides those
 _NAME_MAX = const(24)
@@ -82,35 +80,18 @@ class Store:
         self.load()
 
     def load(self):
-        """Read watchers.json; a missing file is no watchers, a broken one is reported and kept aside."""
+        """Read watchers.json; a missing file is no watchers, a broken one is named on the console and kept aside."""
         self.watchers = []
-        try:
-            data = files.read_json(self.path, _FILE_MAX)
-            if data is None:
-                return
-            found = data.get("watchers")
-            if not isinstance(found, list):
-                raise ValueError("no watcher list")
-        except (ValueError, TypeError, AttributeError) as exc:
-            log("watch: {} is unreadable ({}); starting with no watchers, the file is kept as {}".format(
-                self.path, exc, FILE_NAME + BAD_SUFFIX))
-            self._keep_aside()
+        data = json_store.read(self.path, _FILE_MAX, "watchers")
+        if data is None:
             return
         names = []
-        for watcher in found:
+        for watcher in data["watchers"]:
             if _valid(watcher) and watcher["name"] not in names and len(names) < WATCHERS_MAX + RULES_MAX:
                 history = watcher.get("history")
                 watcher["history"] = history[-HISTORY_MAX:] if isinstance(history, list) else []
                 names.append(watcher["name"])
                 self.watchers.append(watcher)
-
-    def _keep_aside(self):
-        bad = self.path + BAD_SUFFIX
-        try:
-            files.remove(bad)
-            os.rename(self.path, bad)
-        except OSError as exc:
-            log("watch: could not keep the unreadable file aside: {}".format(exc))
 
     def save(self):
         files.write_atomic(self.path, self._pieces())
