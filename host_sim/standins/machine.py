@@ -26,12 +26,14 @@ _state = {"reset_cause": PWRON_RESET, "freq": _CPU_HZ}
 
 SENSORS_ENV = "MIMI_SIM_SENSORS"
 _sensors = [os.getenv(SENSORS_ENV) or None]  # the scripted readings file, or None
+_read = [None]  # the file's last readings parsed whole
 
 
 def use_sensors(path):
     """Host only: take scripted readings from this JSON file (None: no scripted readings); what edge() forced
     and the outputs' writes are forgotten."""
     _sensors[0] = path
+    _read[0] = None
     _forced.clear()
     _written.clear()
 
@@ -42,9 +44,13 @@ def scripted(kind, key=None):
         return None
     try:
         with open(_sensors[0]) as f:
-            readings = json.load(f)
-    except (OSError, ValueError):  # missing or half-written: as if nothing were scripted
+            readings = _read[0] = json.load(f)
+    except OSError:  # missing: as if nothing were scripted
         return None
+    except ValueError:  # half-written by a test rewriting it in place: the readings before stay
+        readings = _read[0]
+        if readings is None:
+            return None
     value = readings.get(kind)
     if key is not None:
         value = value.get(str(key)) if isinstance(value, dict) else None

@@ -157,6 +157,8 @@ def _kill_rounds(runtime, flash, fake, image, seed):
             if round_no == 0:
                 assert "saved" in dev.command("set_api_key " + API_KEY)
             _burst(dev, round_no)
+            if round_no < 2:  # killed after an answer is on flash (the next one streams), however slow the machine
+                dev.expect(r"mimi: answer {} 1 ".format(round_no), 60)
             time.sleep(rng.uniform(*KILL_WINDOW_S))
         finally:
             dev.stop()  # SIGKILL: no close, no flush, no goodbye

@@ -113,6 +113,22 @@ def forget_session(broker, name, device_id=None):
     client.stop()
 
 
+def retained_devices(broker, wanted, seconds=20):
+    """The devices whose discovery configs the broker keeps, as a Home Assistant starting now sees them: looked at
+    until they are `wanted` or `seconds` have passed (the board publishes and removes them from a task of its own,
+    after the command that asked has answered)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        fresh = Watcher(broker, topics=("homeassistant/#",))
+        try:
+            time.sleep(1.0)  # the retained configs come right after the subscription
+            devices = set(m[0].split("/")[2] for m in fresh.messages if m[1])
+        finally:
+            fresh.stop()
+        if devices == wanted or time.monotonic() > deadline:
+            return devices
+
+
 def connect_board(dev, broker, name, password=None, extra=(), device_id=None):
     if password is None:
         forget_session(broker, name, device_id)
@@ -197,25 +213,16 @@ def test_discovery_configs_are_retained_valid_and_removed_when_turned_off(kitche
             assert 0 <= config["min"] <= config["max"] <= 255 and config["mode"] in ("text", "password")
     assert ha.last("mimi/kitchen/availability") == "online"
     assert "removed" in kitchen.command("mqtt_discovery off")
-    later = Watcher(broker, topics=("homeassistant/#",))
-    try:
-        time.sleep(1.0)
-        assert [m for m in later.messages if m[1]] == []  # nothing retained: Home Assistant forgets the device
-    finally:
-        later.stop()
+    assert retained_devices(broker, set()) == set()  # nothing retained: Home Assistant forgets the device
     # Renamed with discovery on: the new device appears, the old one goes.
     kitchen.command("mqtt_discovery on")
     kitchen.command("mqtt_id kitchen2")
     kitchen.expect("mqtt: connected to .* as mimi/kitchen2", timeout=20)
-    time.sleep(1.0)
-    renamed = Watcher(broker, topics=("homeassistant/#",))
     try:
-        time.sleep(1.0)
-        nodes = set(m[0].split("/")[2] for m in renamed.messages if m[1])
-        assert nodes == {"kitchen2"}, nodes
+        assert retained_devices(broker, {"kitchen2"}) == {"kitchen2"}
     finally:
-        renamed.stop()
         kitchen.command("mqtt_discovery off")  # the broker outlives this test: leave no device behind
+        retained_devices(broker, set())
 
 
 def test_state_is_retained_and_updates_after_a_reply(kitchen, ha, fake):

@@ -129,7 +129,11 @@ def test_debounce_ms_is_a_pin_edges_and_watch_check_says_when_a_rule_cools_down(
     cooling = {"when": {"changes": True}, "do": [{"say": "now {value}"}], "cooldown_s": 600}
     assert "rule set: heat" in dev.command("watch_rule heat " + json.dumps(cooling))
     sensors = tmp_path / "sensors.json"
-    time.sleep(4.5)  # its first reading (30) comes a few seconds after the rule was set
+    # Its first reading (30) comes a few seconds after the rule was set: a change is one from that reading.
+    deadline = time.monotonic() + 30
+    while "last: 30 -> rule: quiet" not in dev.command("watch_list") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "last: 30 -> rule: quiet" in dev.command("watch_list"), dev.output[-2000:]
     sensors.write_text(json.dumps({"temperature": 32, "gpio": {"4": 0}}))  # a change: it fires, then cools down
     dev.expect(r"notice: now 32", timeout=10)
     sensors.write_text(json.dumps({"temperature": 35, "gpio": {"4": 0}}))

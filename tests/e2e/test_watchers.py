@@ -121,10 +121,11 @@ def test_a_watcher_added_on_telegram_ticks_on_its_own_over_a_json_field(boot, fa
     # The next tick comes by itself one interval later; WATCH_OK sends nothing to Telegram.
     web.page("/greenhouse.json", json.dumps({"sensors": [{"temp_c": 7.0}]}), "application/json")
     fake.script(text("WATCH_OK"))
-    started = time.monotonic()
     fourth = fake.wait_requests(4, timeout=30)
     assert len(fourth) == 4 and "Reading now: 7.0" in _user_text(fourth[3])
-    assert 5 < time.monotonic() - started < 20
+    # Timed between the two readings themselves: the first one's turn may take a slow machine a while to answer.
+    first, second = web.requests_to("/greenhouse.json")[:2]
+    assert 5 < second["time"] - first["time"] < 20
     time.sleep(1)
     assert len(_chat(tg, OWNER)) == 3
     assert len(web.requests_to("/greenhouse.json")) == 2
@@ -137,7 +138,8 @@ def test_a_tool_source_is_read_through_the_registry_audited_and_refused_once_the
     fake.script(text("WATCH_OK"))
     assert "watching: board  every 3600 s  tool:system_info" in dev.command(
         "watch_add board tool:system_info 3600 tell me if the free heap falls under 100000 bytes")
-    assert '"firmware": "MimiClaw-Py' in _user_text(fake.wait_requests(1)[0])
+    first = fake.wait_requests(1, timeout=30)[0]  # its first reading comes a few seconds after watch_add
+    assert '"firmware": "MimiClaw-Py' in _user_text(first)
     assert re.search(r"cli:console system_info ok \d+ ms \{\} -> \{", dev.command("audit_tail 1"))
     dev.command("tool_policy system_info blocked")
     blocked = ("a watcher cannot read system_info: system_info is blocked on this device (tool_policy system_info "

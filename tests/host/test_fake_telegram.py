@@ -223,7 +223,8 @@ def test_allowed_updates_filters_new_updates_and_is_remembered(fake):
 
 def test_a_second_poll_terminates_the_held_one_with_409(fake):
     out, worker = in_background(exchange, fake.url, "getUpdates", {"timeout": 20})
-    time.sleep(0.3)
+    # held from the moment its parameters are read; the second poll comes after that, however slow the thread
+    assert fake.wait_for(lambda: [c for c in fake.calls if c["params"] == {"timeout": 20}], 5)
     assert api(fake, "getUpdates")[0] == 200
     worker.join(5)
     assert (out[0][0], out[0][2]) == refused(409, TERMINATED)
