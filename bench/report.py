@@ -19,8 +19,8 @@ GOALS = {
     "local_rules": "edge to action p99 <= 20 ms on MicroPython; 0 tokens a day for a rule (issue 21)",
     "mcp_round_trip": "report: a tools/call through the board's MCP server, p50/p99 (issue 22)",
     "mcp_session_heap": "report: the heap one MCP session holds, ROMFS form (issue 22)",
-    "unauthenticated_heap": "the largest heap one unauthenticated connection holds under the header and fragment "
-                            "attacks, ROMFS form: under 8 KB (issue 32)",
+    "unauthenticated_heap": "the largest heap one unauthenticated connection holds under the header, body and "
+                            "fragment attacks, ROMFS form: under 8 KB (issues 32, 41)",
     "voice_turn_heap": "a voice note turn's peak heap within 16 KB of a text turn's, ROMFS form; report the time "
                        "from the note to its transcript shown (issue 24)",
     "smallest_heap_tls": "report: the 10-turn chat's smallest heap with both fakes on https, ROMFS form, firmware "
@@ -193,9 +193,12 @@ def _rows(name, figure):
                          _spread(f["session_kb"]), f["second_session_kb"]["median"], f["peak_above_kb"]["median"],
                          f["gateway_kb"]["median"], f["tool_list_bytes"]))
         elif name == "unauthenticated_heap":
-            value = ("at most {} KB: a head held at the caps {} KB; 1,500 headers (431) peak +{} KB; token off, a "
+            bodies = f.get("bodies_held")  # issue 41's: absent from figures taken before it
+            value = ("at most {} KB: a head held at the caps {} KB; 1,500 headers (431) peak +{} KB;{} token off, a "
                      "message of 63 empty fragments {} KB (the WebSocket client itself {} KB)".format(
                          f["largest_kb"], _spread(f["head_held"]), f["many_headers_peak"]["median"],
+                         " a POST's 16 KB body without a token (401) {} KB each, ten at once;".format(
+                             _spread(bodies)) if bodies else "",
                          _spread(f["fragments_held"]), f["client_held"]["median"]))
         elif name == "prompt_cache":
             value = "{}/{} identical".format(f["identical"], f["compared"])

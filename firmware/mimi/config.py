@@ -15,9 +15,10 @@ URL = "url"
 IDS = "ids"  # comma-separated decimal user ids
 INT = "int"
 # A model profile's name, a chain of them, a price, a whole profile (llm/profiles.py checks them).
-KINDS = (TEXT, URL, IDS, INT, "name", "names", "price", "profile", "token")
+KINDS = (TEXT, URL, IDS, INT, "name", "names", "price", "profile", "token", "roles")
 
 _NOT_SET = "(not set)"
+KEY_DROPPED = "key dropped: the host changed"  # what a path that moved a URL says when set() or unset() dropped its key
 _HIDDEN_SHORT = "****"
 _HIDDEN_PASSWORD = "********"
 
@@ -25,17 +26,19 @@ _HIDDEN_PASSWORD = "********"
 # tab-separated (what each is for, shown beside it: setting_notes.py, loaded only to be shown). A bytes
 # constant stays in the image (flash), so the table costs next to no heap; a row is found by its
 # "\nnamespace\tkey\t" and only that row is read (bytes: indexes without UTF-8 walks). low/high bound INT
-# values; a TEXT row's low, when not empty, lists the words it takes (a|b|c); flags is 0, SECRET or _PASSWORD.
+# values; a TEXT row's low, when not empty, lists the words it takes (a|b|c) (a roles row: the roles); a URL or
+# profile row's high names the key (same namespace) that belongs to its URL's origin: a URL moved to another scheme,
+# host or port drops it (set, unset); flags is 0, SECRET or _PASSWORD.
 _TABLE = (
     b'\nwifi_config\tssid\ttext\t\t0\t\t'
     b'\nwifi_config\tpassword\ttext\t\t3\t\t'
     b'\nwifi_config\tsetup_port\tint\t80\t0\t1\t65535'
     b'\ntg_config\tbot_token\ttext\t\t1\t\t'
-    b'\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\t'
+    b'\ntg_config\tapi_base\turl\thttps://api.telegram.org\t0\t\tbot_token'
     b'\ntg_config\tallowlist\tids\t\t0\t\t'
     b'\nllm_config\tapi_key\ttext\t\t1\t\t'
     b'\nllm_config\tmodel\ttext\tclaude-sonnet-4-5\t0\t\t'
-    b'\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\t'
+    b'\nllm_config\tapi_base\turl\thttps://api.anthropic.com\t0\t\tapi_key'
     b'\nllm_config\tmax_tokens\tint\t4096\t0\t1\t64000'
     b'\nllm_config\tchain\tnames\tclaude\t0\t\t'
     b'\nllm_config\tfor_watcher\tname\t\t0\t\t'
@@ -44,12 +47,12 @@ _TABLE = (
     b'\nllm_config\tprice\tprice\t\t0\t\t'
     b'\nllm_config\tnote\tint\t1\t0\t0\t1'
     b'\nllm_config\tfallback\tint\t1\t0\t0\t1'
-    b'\nllm_profiles\tp1\tprofile\t\t0\t\t'
-    b'\nllm_profiles\tp2\tprofile\t\t0\t\t'
-    b'\nllm_profiles\tp3\tprofile\t\t0\t\t'
-    b'\nllm_profiles\tp4\tprofile\t\t0\t\t'
-    b'\nllm_profiles\tp5\tprofile\t\t0\t\t'
-    b'\nllm_profiles\tp6\tprofile\t\t0\t\t'
+    b'\nllm_profiles\tp1\tprofile\t\t0\t\tk1'
+    b'\nllm_profiles\tp2\tprofile\t\t0\t\tk2'
+    b'\nllm_profiles\tp3\tprofile\t\t0\t\tk3'
+    b'\nllm_profiles\tp4\tprofile\t\t0\t\tk4'
+    b'\nllm_profiles\tp5\tprofile\t\t0\t\tk5'
+    b'\nllm_profiles\tp6\tprofile\t\t0\t\tk6'
     b'\nllm_profiles\tk1\ttext\t\t1\t\t'
     b'\nllm_profiles\tk2\ttext\t\t1\t\t'
     b'\nllm_profiles\tk3\ttext\t\t1\t\t'
@@ -79,7 +82,7 @@ _TABLE = (
     b'\nsafety_config\tcalls\tint\t3\t0\t1\t1000'
     b'\nsafety_config\twindow_s\tint\t600\t0\t1\t86400'
     b'\nsafety_config\tquiet_s\tint\t1800\t0\t1\t86400'
-    b'\ntg_config\troles\ttext\t\t0\t\t'
+    b'\ntg_config\troles\troles\t\t0\tobserver|operator|owner\t'
     b'\ntool_config\tpolicy\ttext\t\t0\t\t'
     b'\nsafety_config\tconfirm_s\tint\t120\t0\t5\t3600'
     b'\nsafety_config\tuser_per_min\tint\t10\t0\t1\t1000'
@@ -95,19 +98,19 @@ _TABLE = (
     b'\nmqtt_config\tpassword\ttext\t\t3\t\t'
     b'\nmqtt_config\ttls\tint\t0\t0\t0\t1'
     b'\nmqtt_config\tdevice_id\ttext\t\t0\t\t'
-    b'\nmqtt_config\trole\ttext\tobserver\t0\t\t'
+    b'\nmqtt_config\trole\ttext\tobserver\t0\tobserver|operator|owner\t'
     b'\nmqtt_config\tdiscovery\tint\t1\t0\t0\t1'
     b'\nmqtt_config\tha_prefix\ttext\thomeassistant\t0\t\t'
     b'\nmqtt_config\tpublish_allow\ttext\t\t0\t\t'
     b'\nmqtt_config\tkeepalive\tint\t60\t0\t5\t3600'
     b'\nmcp_config\ttoken\ttoken\t\t1\t\t'
-    b'\nmcp_config\trole\ttext\tobserver\t0\t\t'
+    b'\nmcp_config\trole\ttext\tobserver\t0\tobserver|operator|owner\t'
     b'\nmcp_config\ttimeout_s\tint\t30\t0\t1\t300'
-    b'\nvoice_config\tstt_url\turl\t\t0\t\t'
+    b'\nvoice_config\tstt_url\turl\t\t0\t\tstt_key'
     b'\nvoice_config\tstt_model\ttext\twhisper-1\t0\t\t'
     b'\nvoice_config\tstt_key\ttext\t\t1\t\t'
     b'\nvoice_config\treply\ttext\toff\t0\t\t'
-    b'\nvoice_config\ttts_url\turl\t\t0\t\t'
+    b'\nvoice_config\ttts_url\turl\t\t0\t\ttts_key'
     b'\nvoice_config\ttts_model\ttext\ttts-1\t0\t\t'
     b'\nvoice_config\ttts_voice\ttext\talloy\t0\t\t'
     b'\nvoice_config\ttts_key\ttext\t\t1\t\t'
@@ -173,10 +176,13 @@ def is_secret(ns, key):
     return at >= 0 and bool(int(_field(at, 2)) & SECRET)
 
 
-def mask(value, password=False):
-    """What a secret looks like on screen: never the whole of it, never any of a short one."""
+def mask(value, password=False, words=""):
+    """What a secret looks like on screen: never the whole of it, never any of a short one; one of the words its
+    setting takes instead of a secret (words: 'off' for the gateway token) is a word, shown as it is."""
     if value is None or value == "":
         return _NOT_SET
+    if words and value in words.split("|"):
+        return value
     if password:
         return _HIDDEN_PASSWORD
     value = str(value)
@@ -223,12 +229,20 @@ def _blank(value):
 def _validate(ns, key, at, value):
     """The value to store (int or str), or a ValueError/TypeError that never quotes a secret: the row's kind,
     range or words checked by setting_values.py (loaded when a setting is set, and let go after)."""
+    return _values("checked", ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX,
+                   _field(at, 2) != "0")
+
+
+def _values(name, *args):
+    """setting_values.<name>(*args): the module (and the URL parser it may load) let go after the call."""
     from mimi import setting_values
 
     try:
-        return setting_values.checked(ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX)
+        return getattr(setting_values, name)(*args)
     finally:
         platform.unload("mimi.setting_values")
+        if not platform.held_elsewhere("mimi.url"):  # unless a loaded module uses the parser too
+            platform.unload("mimi.url")
 
 
 class Config:
@@ -281,22 +295,40 @@ class Config:
         return (ns, key) in self._overrides or self._stored(ns, key) is not None
 
     def set(self, ns, key, value):
-        """Validate, store and commit; blank text is the same as unset()."""
+        """Validate, store and commit; blank text is the same as unset(). True when the key that belongs to the
+        URL was dropped first: the URL goes to another scheme, host or port (KEY_DROPPED says so)."""
         at = _find(ns, key)
         if _blank(value):
-            self.unset(ns, key)
-            return
+            return self.unset(ns, key)
         value = _validate(ns, key, at, value)
+        dropped = self._drop_key(ns, key, at, str(value))  # first: the new URL never meets the old key
         nvs = self._nvs(ns)
         nvs.set_blob(key, str(value))
         nvs.commit()
         self._notify(ns, key)
+        return dropped
 
     def unset(self, ns, key):
-        """Forget the stored value (the default applies again); committed at once."""
-        _find(ns, key)
+        """Forget the stored value (the default applies again); committed at once. True when the key that
+        belongs to the URL was dropped first (as set())."""
+        at = _find(ns, key)
+        dropped = self._drop_key(ns, key, at, _field(at, 1))
         self._erase(ns, key)
         self._notify(ns, key)
+        return dropped
+
+    def _drop_key(self, ns, key, at, after):
+        """Erase the key that belongs to the URL ns.key (the row at `at`: its high names it) when the URL's text
+        `after` leaves its origin: True when it did. Nothing is loaded unless such a key is stored."""
+        owned = "" if _is_int(at) else _field(at, 4)
+        if not owned or not self._stored(ns, owned):
+            return False
+        before = self._stored(ns, key)
+        if not _values("moved", _field(at, 0), _field(at, 1) if before is None else before, after):
+            return False
+        self._erase(ns, owned)
+        self._notify(ns, owned)
+        return True
 
     def _erase(self, ns, key):
         nvs = self._nvs(ns)
@@ -328,8 +360,8 @@ class Config:
         for setting in _ROWS:
             ns, key, flags = setting[0], setting[1], setting[4]
             value = self.get(ns, key)
-            if flags & SECRET:
-                display = mask(value, flags == _PASSWORD)
+            if flags & SECRET:  # a word it takes instead of a secret (the gateway token's off) is shown
+                display = mask(value, flags == _PASSWORD, _field(table.find(_TABLE, ns, key), 3))
             elif value == "":
                 display = _NOT_SET
             else:

@@ -42,7 +42,8 @@ function shrink(file) {
 function upload(file, text, retried) {
   return shrink(file).then(function (blob) {
     var name = file.name.replace(/\.[^.]*$/, "") + (blob === file ? file.name.replace(/^[^.]*/, "") : ".jpg");
-    return fetch("/upload" + (query() || "?") + (query() ? "&" : "") + "name=" + encodeURIComponent(name),
+    var key = "key=" + encodeURIComponent(hello ? hello.upload_key : ""); // the upload is this connection's
+    return fetch("/upload" + (query() ? query() + "&" : "?") + key + "&name=" + encodeURIComponent(name),
                  { method: "POST", body: blob, headers: { "Content-Type": blob.type || "application/octet-stream" } });
   }).then(function (r) {
     return r.json().then(function (j) {

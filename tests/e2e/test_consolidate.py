@@ -3,26 +3,26 @@ import json
 import re
 import time
 
-from host_sim.fake_anthropic import stall, text
-from tests.e2e.conftest import API_KEY
+from host_sim.fake_anthropic import stall, text, tool_use_multi
+from tests.e2e.conftest import API_KEY, OWNER_ID, TG_TOKEN
 
 SUMMARY = "Earlier the user counted questions from zero to ten with Mimi."
 FACT = "The owner counts everything."
 PAIRS = 11  # 22 messages on flash: one more turn passes the cap of 20
 
 
-def _seed(flash):
+def _seed(flash, stem="cli_console", said="question"):
     sessions = flash / "data" / "sessions"
     sessions.mkdir(parents=True, exist_ok=True)
     lines = []
     for i in range(PAIRS):
-        lines.append(json.dumps({"role": "user", "content": "question {}".format(i), "ts": 1760000000 + i}))
+        lines.append(json.dumps({"role": "user", "content": "{} {}".format(said, i), "ts": 1760000000 + i}))
         lines.append(json.dumps({"role": "assistant", "content": "answer {}".format(i), "ts": 1760000000 + i}))
-    (sessions / "cli_console.jsonl").write_text("\n".join(lines) + "\n")
+    (sessions / (stem + ".jsonl")).write_text("\n".join(lines) + "\n")
 
 
-def _session(flash):
-    path = flash / "data" / "sessions" / "cli_console.jsonl"
+def _session(flash, stem="cli_console"):
+    path = flash / "data" / "sessions" / (stem + ".jsonl")
     return [json.loads(line)["content"] for line in path.read_text().splitlines() if line.strip()]
 
 
@@ -116,3 +116,50 @@ def test_killed_while_a_fact_waits_for_confirmation_finishes_once_after_the_rebo
     assert memory.count(FACT) == 1
     kept = _session(flash)
     assert kept[-2:] == ["one more", "Reply thirteen."] and "question 0" not in kept
+
+
+OBSERVER = 9
+GUEST_SUMMARY = "Earlier the guest asked Mimi about trains to Porto."
+OWNERS_LINE = "The owner's safe code is 2468."
+
+
+def test_an_observers_long_chat_is_summarised_into_that_chat_alone_and_the_owners_memory_is_kept_from_it(
+        boot, fake, tg, flash):
+    _seed(flash, "telegram_{}".format(OBSERVER), "guest question")
+    (flash / "data" / "memory").mkdir(parents=True, exist_ok=True)
+    (flash / "data" / "memory" / "MEMORY.md").write_text("# Memory\n\n- " + OWNERS_LINE + "\n")
+    dev = boot("--telegram-api", tg.url)
+    for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER_ID),
+                 "tg_allow {} observer".format(OBSERVER)):
+        dev.command(line)
+    fake.script(tool_use_multi([("read_file", {"path": "memory/MEMORY.md"}, None), ("recall", {"query": "safe"}, None),
+                                ("read_file", {"path": "config/USER.md"}, None)]),
+                text("I cannot see that."), text("SUMMARY: {}\nFACT: The guest likes trains.".format(GUEST_SUMMARY)))
+    tg.user_message(OBSERVER, "what is the owner's safe code?")
+    assert tg.wait_for(lambda: any("I cannot see that." in m["shown"] for m in tg.sent(OBSERVER)), 30), dev.output
+    dev.expect(r"consolidate: telegram_9: \d+ older messages summarised into the chat itself", 30)
+    asked, answered, summarised = [r["body"] for r in fake.wait_requests(3)]
+    # The observer's turn: the owner's memory is not in its prompt, and no tool reads it for it.
+    assert OWNERS_LINE not in json.dumps(asked["system"]) and "2468" not in json.dumps(answered)
+    results = answered["messages"][-1]["content"]
+    assert [r["is_error"] for r in results] == [True, True, True], results
+    assert "only the owner may read" in results[0]["content"] and "needs the owner role" in results[1]["content"]
+    assert "only the owner may read" in results[2]["content"]
+    # Its older turns: summarised into its own chat, with no facts asked for; nothing reaches the shared files.
+    assert "condense" in json.dumps(summarised["system"]) and "FACT" not in json.dumps(summarised["system"])
+    assert GUEST_SUMMARY not in _notes(flash) and "guest question" not in _notes(flash)
+    memory = (flash / "data" / "memory" / "MEMORY.md").read_text()
+    assert GUEST_SUMMARY not in memory and "likes trains" not in memory
+    kept = _session(flash, "telegram_9")
+    assert kept[:2] == ["[earlier in this chat]", "Summary of the earlier part of this chat: " + GUEST_SUMMARY]
+    assert kept[-2:] == ["what is the owner's safe code?", "I cannot see that."] and "guest question 0" not in kept
+    assert len(kept) <= 14
+    # The guest's next turn is shown that summary (its own context); the owner's shows the owner's memory alone.
+    fake.script(text("Trains, yes."))
+    tg.user_message(OBSERVER, "and the trains?")
+    assert tg.wait_for(lambda: any("Trains, yes." in m["shown"] for m in tg.sent(OBSERVER)), 30), dev.output
+    assert GUEST_SUMMARY in json.dumps(fake.requests[-1]["body"]["messages"][1])
+    fake.script(text("Hello, owner."))
+    assert "Hello, owner." in dev.command("chat hello", timeout=30)
+    owners = fake.requests[-1]["body"]
+    assert OWNERS_LINE in json.dumps(owners["system"]) and GUEST_SUMMARY not in json.dumps(owners)

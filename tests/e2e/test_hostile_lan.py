@@ -124,7 +124,7 @@ def test_with_the_token_off_a_client_is_an_observer_in_chats_of_its_own_and_a_fo
     assert first["type"] == "hello" and first["role"] == "observer"
     assert history == {"type": "history", "chat_id": "web_owner1", "messages": [], "more": False}  # not the owner's
     assert settings["type"] == "error" and "owner's" in settings["error"]
-    assert changed["type"] == "error" and dev.command("config_show").count("gw_config.ws_token = ****") == 1
+    assert changed["type"] == "error" and dev.command("config_show").count("gw_config.ws_token = off") == 1
     assert "off" in dev.command("ws_token")  # unchanged
     assert reply[-1] == {"type": "response", "content": "I may not remember that.", "chat_id": "web_owner1"}
     result = json.dumps(fake.requests[-1]["body"]["messages"][-1])
@@ -270,32 +270,56 @@ def test_request_headers_past_48_lines_or_8_kb_get_431_before_authentication(gat
     assert _ws_status(gateway.url())["type"] == "hello"
 
 
+def _upload_key(sock):
+    """The upload key in the hello frame of a connection _upgrade made (an upload is its connection's)."""
+    data = b""
+    while len(data) < 4:
+        data += sock.recv(4096)
+    size, at = data[1] & 0x7F, 2
+    if size == 126:
+        size, at = struct.unpack(">H", data[2:4])[0], 4
+    while len(data) < at + size:
+        data += sock.recv(4096)
+    return json.loads(data[at:at + size])["upload_key"]
+
+
 # -- 8. ten slow uploads stayed open with ten inbox files --
 def test_uploads_are_at_most_two_per_client_and_four_in_all(gateway, flash):
-    slow = []
+    chat = _upgrade(gateway.port, gateway.token)  # the page's connection: its uploads carry its key
+    key = _upload_key(chat)
+    slow = [chat]
 
     def start(source):
         sock = socket.create_connection(("127.0.0.1", gateway.port), timeout=WAIT_S, source_address=(source, 0))
-        sock.sendall(_request("POST", "/upload?token={}&name=slow.txt".format(gateway.token), [
+        sock.sendall(_request("POST", "/upload?token={}&key={}&name=slow.txt".format(gateway.token, key), [
             ("Host", "127.0.0.1"), ("Content-Type", "text/plain"), ("Content-Length", 100000)], b"x" * 100))
         slow.append(sock)
 
     def refused(source):
-        answer = _raw(gateway.port, _request("POST", "/upload?token={}&name=late.txt".format(gateway.token), [
+        answer = _raw(gateway.port, _request("POST", "/upload?token={}&key={}&name=late.txt".format(gateway.token, key), [
             ("Host", "127.0.0.1"), ("Content-Type", "text/plain"), ("Content-Length", 100000)]), source=source)
         return _status(answer), answer
+
+    inbox = flash / "data" / "files" / "inbox"
+
+    # An upload the board took has its file in the inbox: waited for, not slept on, for each upload here is silent
+    # after its first bytes and the board drops it after 10 s of silence (uploads.READ_TIMEOUT_S).
+    def streaming(count):
+        deadline = time.monotonic() + WAIT_S / 2
+        while len(list(inbox.glob("ws_up_*"))) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return len(list(inbox.glob("ws_up_*")))
 
     try:
         start("127.0.0.1")
         start("127.0.0.1")
-        time.sleep(2)  # both streaming in
+        assert streaming(2) == 2  # both streaming in
         status, answer = refused("127.0.0.1")
         assert status == 503 and b"at most 2 from one client" in answer
         start("127.0.0.2")
         start("127.0.0.2")
-        time.sleep(2)
+        assert streaming(4) == 4
         assert refused("127.0.0.3")[0] == 503  # four in all
-        inbox = flash / "data" / "files" / "inbox"
         assert len(list(inbox.glob("ws_up_*"))) == 4
     finally:
         for sock in slow:
@@ -306,6 +330,92 @@ def test_uploads_are_at_most_two_per_client_and_four_in_all(gateway, flash):
             break
         time.sleep(0.2)
     assert not list((flash / "data" / "files" / "inbox").glob("ws_up_*"))
-    answer = _raw(gateway.port, _request("POST", "/upload?token={}&name=note.txt".format(gateway.token), [
-        ("Host", "127.0.0.1"), ("Content-Type", "text/plain"), ("Content-Length", 5)], b"hello"))
+    chat = _upgrade(gateway.port, gateway.token)
+    with chat:
+        answer = _raw(gateway.port, _request("POST", "/upload?token={}&key={}&name=note.txt".format(
+            gateway.token, _upload_key(chat)), [
+            ("Host", "127.0.0.1"), ("Content-Type", "text/plain"), ("Content-Length", 5)], b"hello"))
     assert _status(answer) == 200, answer
+
+
+# -- issue 41, 4. a body was read (and held) before its route and token were checked: ten POSTs held 177 KB --
+def test_a_request_is_refused_on_its_head_before_a_byte_of_its_body_is_read(gateway):
+    board, foreign = "127.0.0.1:{}".format(gateway.port), "{}:{}".format(FOREIGN, gateway.port)
+    refusals = (("/upload?name=a.txt", [("Host", board)], 401),  # no token
+                ("/mcp", [("Host", board), ("Content-Type", "application/json")], 401),
+                ("/mcp", [("Host", board), ("Authorization", "Bearer " + gateway.token), ("Origin", "http://evil.example")],
+                 403),
+                ("/upload?name=a.txt&token=" + gateway.token, [("Host", foreign)], 421),
+                ("/", [("Host", board)], 413))  # a route that takes no body: refused unread
+    for path, headers, status in refusals:
+        with socket.create_connection(("127.0.0.1", gateway.port), timeout=5) as sock:
+            sock.sendall(_request("POST", path, headers + [("Content-Length", 16384)]))  # the head alone
+            answer = sock.recv(4096)  # it comes before a byte of the body is sent
+            assert _status(answer) == status, (path, answer)
+            sock.sendall(b"x" * 4096)  # a client that sends its body anyway is heard out briefly, then closed
+            started = time.monotonic()
+            try:
+                while sock.recv(4096):
+                    pass
+            except ConnectionResetError:
+                pass
+            assert time.monotonic() - started < 4, path
+    assert _status(_raw(gateway.port, _request("POST", "/upload?name=a.txt", [  # the page's answer: JSON
+        ("Host", board), ("Content-Length", 5)], b"hello"))) == 401
+
+
+# -- issue 41, 5. upload ids counted up, and any client's attach frame sent anyone's upload to the model --
+def test_an_upload_is_its_own_connection_s_and_another_s_id_is_no_such_upload(gateway, fake, flash):
+    dev = gateway.device
+    dev.command("set_ws_token off")  # several machines on the network, no token: the hardest case
+    origin = "http://127.0.0.1:{}".format(gateway.port)
+    fake.script(text("It is a tax return."))
+
+    def upload(key, body, source="127.0.0.1"):
+        query = "name=tax.txt" + ("&key=" + key if key else "")
+        answer = _raw(gateway.port, _request("POST", "/upload?" + query, [
+            ("Host", "127.0.0.1"), ("Content-Type", "text/plain"), ("Content-Length", len(body))], body),
+            source=source)
+        return _status(answer), _json_body(answer)
+
+    async def main():
+        async with connect(gateway.url(token=""), origin=origin) as victim, \
+                connect(gateway.url(token=""), origin=origin, local_addr=("127.0.0.2", 0)) as other:
+            key = (await frame(victim)).get("upload_key")
+            await frame(other)
+            first = upload(key, b"the victim's tax return")
+            second = upload(key, b"page two")
+            unkeyed = upload(None, b"nobody's", source="127.0.0.2")
+            await other.send(json.dumps({"type": "attach", "attachment": first[1].get("id"), "content": "mine?"}))
+            stolen = await frame(other)
+            await victim.send(json.dumps({"type": "attach", "attachment": first[1].get("id"), "content": "what?"}))
+            return first, second, unkeyed, stolen, await until_reply(victim)
+
+    first, second, unkeyed, stolen, reply = asyncio.run(main())
+    assert first[0] == 200 and second[0] == 200
+    assert stolen["type"] == "error" and "no such upload" in stolen["error"].lower(), stolen
+    ids = first[1]["id"], second[1]["id"]
+    assert all(len(i) == 19 and i.startswith("up_") and int(i[3:], 16) >= 0 for i in ids), ids  # 64 random bits
+    assert int(ids[1][3:], 16) - int(ids[0][3:], 16) != 1
+    assert unkeyed[0] == 403 and "key" in unkeyed[1]["error"]
+    assert reply[-1]["content"] == "It is a tax return."
+    (request,) = fake.wait_requests(1)  # the model saw the victim's file once: from the victim
+    assert "the victim's tax return" in json.dumps(request["body"]["messages"][-1])
+
+
+# -- issue 41, 7. a Host of "[evil]" passed the name check, and of two Host headers the last won --
+def test_a_host_is_one_name_or_a_real_address(gateway):
+    board = "127.0.0.1:{}".format(gateway.port)
+    for name in ("[evil]", "[::1", "[1::2::3]", "[12345::1]", "[1:2:3:4:5:6:7:8:9]", "[::1.2.3]", "[]"):
+        answer = _raw(gateway.port, _request("GET", "/", [("Host", name)]))
+        assert _status(answer) == 421, (name, answer[:80])
+    for name in ("[::1]:8080", "[fe80::1]", "[::ffff:192.168.1.5]", "[2001:DB8:0:0:8:800:200C:417A]:18789"):
+        answer = _raw(gateway.port, _request("GET", "/", [("Host", name), ("Connection", "close")]))
+        assert _status(answer) in (200, 404), (name, answer[:80])
+    for hosts in ((board, FOREIGN), (FOREIGN, board), (board, board)):
+        with socket.create_connection(("127.0.0.1", gateway.port), timeout=5) as sock:
+            sock.sendall(_request("POST", "/upload?name=a.txt&token=" + gateway.token, [
+                ("Host", hosts[0]), ("Host", hosts[1]), ("Content-Length", 16384)]))
+            answer = sock.recv(4096)  # before the body
+        assert _status(answer) == 400 and b"two Host headers" in answer, (hosts, answer)
+    gateway.device.expect(r"gateway: answered 400 to a malformed request \(two Host headers")

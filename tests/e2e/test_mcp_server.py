@@ -97,17 +97,18 @@ def test_the_sdk_client_in_both_eras_lists_calls_reads_asks_and_is_refused_what_
             assert gpio.annotations.read_only_hint is False and gpio.description.startswith("Set a GPIO")
             now = await session.call_tool("get_current_time", {})
             assert not now.is_error and '"utc": "20' in texts(now)
-            found = await session.call_tool("recall", {"query": "greenhouse"})
-            assert not found.is_error and "blue notebook" in texts(found)
+            found = await session.call_tool("recall", {"query": "greenhouse"})  # the owner's memory: refused
+            assert found.is_error and "needs the owner role" in texts(found) and "blue notebook" not in texts(found)
             refused = await session.call_tool("gpio_write", {"pin": 4, "value": 1})
             assert refused.is_error and "needs the operator role" in texts(refused)
             with pytest.raises(MCPError) as unknown:
                 await session.call_tool("no_such_tool", {})
             assert unknown.value.error.code == -32602 and "Unknown tool: no_such_tool" in unknown.value.error.message
             resources = {r.name: r.uri for r in (await session.list_resources()).resources}
-            assert set(resources) >= {"SOUL.md", "USER.md", "MEMORY.md"} and len(resources) == 4
-            memory = (await session.read_resource(resources["MEMORY.md"])).contents[0]
-            assert memory.mime_type == "text/markdown" and MEMORY_LINE in memory.text
+            assert set(resources) == {"SOUL.md"}  # USER.md, MEMORY.md, the daily note: the owner's clients' only
+            with pytest.raises(MCPError) as hidden:
+                await session.read_resource("mimi://memory/MEMORY.md")
+            assert "is the owner's" in hidden.value.error.message and "blue notebook" not in str(hidden.value)
             fake.script(text("Hello from the board's own agent ({}).".format(era)))
             answer = await session.call_tool("ask", {"text": "who are you, board?"})
             assert not answer.is_error and texts(answer) == "Hello from the board's own agent ({}).".format(era), texts(answer)
@@ -124,6 +125,18 @@ def test_the_sdk_client_in_both_eras_lists_calls_reads_asks_and_is_refused_what_
 
     for era in ERAS:
         asyncio.run(as_operator(era))
+    assert "owner" in dev.command("mcp_role owner")
+
+    async def as_owner():
+        async with Client(gateway, "handshake") as session:
+            resources = {r.name: r.uri for r in (await session.list_resources()).resources}
+            assert set(resources) >= {"SOUL.md", "USER.md", "MEMORY.md"} and len(resources) == 4
+            memory = (await session.read_resource(resources["MEMORY.md"])).contents[0]
+            assert memory.mime_type == "text/markdown" and MEMORY_LINE in memory.text
+            found = await session.call_tool("recall", {"query": "greenhouse"})
+            assert not found.is_error and "blue notebook" in texts(found)
+
+    asyncio.run(as_owner())
     calls = [line for line in audit_lines(flash) if line["channel"] == "mcp"]
     caller = caller_of(gateway.token)
     assert {line["chat"] for line in calls} == {caller}  # its address and credential, not the name it sends

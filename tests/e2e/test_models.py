@@ -221,3 +221,35 @@ def test_a_refused_key_is_told_once_and_a_long_429_is_not_waited_for(boot, fake,
     fake.script(fake_anthropic.error(429, retry_after=45))
     out = device.command("chat three", 30)
     assert "answered by local (claude rate limited)" in out and len(fake.requests) == 3  # no 45 s wait, no retry
+
+
+def test_llm_add_to_another_host_drops_the_profiles_key_says_so_and_sends_none_there(boot, lan):
+    other = FakeOpenAI("ollama", host="127.0.0.2")  # another host of the loopback network
+    other.start()
+    try:
+        device = _local(boot(), lan, key=LOCAL_KEY)
+        lan.script(text("From the first host."))
+        assert _reply(device, "hi") == "From the first host."
+        assert lan.requests[-1]["headers"]["Authorization"] == "Bearer " + LOCAL_KEY
+        out = device.command("llm_add local openai {} {}".format(other.base, MODEL))
+        assert "profile local changed: openai {} {}, key none".format(other.base, MODEL) in out, out
+        assert "key dropped: the host changed" in out, out
+        other.script(text("From the other host."))
+        assert _reply(device, "hi again") == "From the other host."
+        assert "authorization" not in {k.lower() for k in other.requests[-1]["headers"]}  # the key stayed behind
+        assert "LOCALSECRET" not in json.dumps(other.requests) and "LOCALSECRET" not in device.output
+        assert "llm_profiles.k1 = (not set)" in device.command("config_show")
+    finally:
+        other.stop()
+
+
+def test_a_key_typed_where_the_model_goes_is_refused_in_one_line_and_never_echoed(boot, lan):
+    device = boot()
+    out = device.command("llm_add typo openai {} {}".format(lan.base, LOCAL_KEY))
+    assert out.strip().splitlines()[-1] == "error: the model looks like a key: not saved (the key comes last: " \
+                                           "llm_add <name> <anthropic|openai> <url> <model> [key])", out
+    assert "profile typo" not in device.command("llm_list")
+    shown = device.command("config_show")
+    assert "LOCALSECRET" not in shown and "llm_profiles.p1 = (not set)" in shown
+    assert "error: the URL opens an IPv6 address with [ and never closes it with ]" in device.command(
+        "llm_add e3 openai http://[::1 m")

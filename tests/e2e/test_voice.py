@@ -188,16 +188,24 @@ def test_an_over_limit_voice_note_is_refused_before_its_download(bot, tg, fake, 
 def test_an_audio_file_attached_in_the_web_chat_is_heard_too(gateway, fake, speech, flash):  # noqa: F811
     import asyncio
 
-    from tests.e2e.test_media_webchat import _post, _send
+    from websockets.asyncio.client import connect
+
+    from tests.e2e.test_media_webchat import _Chat
 
     gateway.device.command("set_stt {}".format(speech.url))
     gateway.device.command("set_stt_key " + SPEECH_KEY)
     note = ogg_opus(2)
-    status, answer = _post(gateway, "memo.ogg", "audio/ogg", note)
-    assert status == 200 and answer["kind"] == "audio"
     speech.script_transcript("Add milk to the shopping list.")
     fake.script(text("Milk is on the list."))
-    frames = asyncio.run(_send(gateway, [{"type": "attach", "attachment": answer["id"], "content": ""}]))
+
+    async def main():
+        async with connect(gateway.url()) as ws:  # an upload is the connection's that made it (its hello's key)
+            chat = await _Chat(gateway, ws).start()
+            status, answer = await chat.post("memo.ogg", "audio/ogg", note)
+            assert status == 200 and answer["kind"] == "audio"
+            return await chat.send({"type": "attach", "attachment": answer["id"], "content": ""})
+
+    frames = asyncio.run(main())
     assert {"type": "notice", "content": "\U0001f3a4 heard: Add milk to the shopping list.",
             "chat_id": "web_media"} in frames
     assert frames[-1]["type"] == "response" and frames[-1]["content"] == "Milk is on the list."

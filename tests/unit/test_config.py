@@ -309,3 +309,138 @@ def test_a_corrupt_stored_value_falls_back_to_the_default():
     nvs.commit()
     assert cfg.get("llm_config", "max_tokens") == 4096
     assert cfg.get("llm_config", "model") == "claude-sonnet-4-5"
+
+
+# -- issue 41: a key follows its URL's host no more; nonsense is refused on every path --
+LOCAL_KEY = "sk-or-v1-" + "k3y" * 12
+
+
+def test_a_key_is_dropped_when_its_url_goes_to_another_scheme_host_or_port_and_set_says_so():
+    cfg = _fresh()
+    for url_key, key_key, first, same, other in (
+            (("llm_profiles", "p1"), ("llm_profiles", "k1"), "lk openai http://lan-box:8080/v1 m",
+             "lk openai HTTP://LAN-BOX:8080/v2 m2", "lk openai http://another-host:8080/v1 m"),
+            (("llm_config", "api_base"), ("llm_config", "api_key"), "https://proxy.example",
+             "https://Proxy.example:443/v1", "http://proxy.example"),
+            (("tg_config", "api_base"), ("tg_config", "bot_token"), "https://api.telegram.org",
+             "https://api.telegram.org:443", "https://api.telegram.org:8443"),
+            (("voice_config", "stt_url"), ("voice_config", "stt_key"), "https://api.openai.com",
+             "https://api.openai.com/v1", "https://api.groq.com/openai"),
+            (("voice_config", "tts_url"), ("voice_config", "tts_key"), "http://tts.lan:8880",
+             "http://tts.lan:8880/v1", "http://tts.lan:8881")):
+        cfg.set(url_key[0], url_key[1], first.replace("HTTP", "http"))
+        cfg.set(key_key[0], key_key[1], LOCAL_KEY)
+        assert cfg.set(url_key[0], url_key[1], same.replace("HTTP:", "http:")) is False, url_key
+        assert cfg.get(key_key[0], key_key[1]) == LOCAL_KEY, url_key  # the same origin keeps it
+        assert cfg.set(url_key[0], url_key[1], other) is True, url_key  # another: dropped, and said so
+        assert not cfg.is_set(key_key[0], key_key[1]), url_key
+        cfg.set(key_key[0], key_key[1], LOCAL_KEY)
+        assert cfg.unset(url_key[0], url_key[1]) is True and not cfg.is_set(key_key[0], key_key[1]), url_key
+    cfg.set("voice_config", "stt_key", LOCAL_KEY)  # a key given before any URL stays with the first one
+    assert cfg.set("voice_config", "stt_url", "https://api.openai.com") is False
+    assert cfg.get("voice_config", "stt_key") == LOCAL_KEY
+    assert config.KEY_DROPPED == "key dropped: the host changed"
+
+
+def test_role_settings_take_only_the_roles():
+    from mimi.safety import roles
+
+    cfg = _fresh()
+    for ns, key in (("mcp_config", "role"), ("mqtt_config", "role"), ("gw_config", "ws_role"),
+                    ("gw_config", "ws_open_role")):
+        exc = raises(ValueError, cfg.set, ns, key, "root")
+        assert str(exc) == "{}.{} must be observer, operator or owner, not 'root'".format(ns, key)
+        cfg.set(ns, key, "Operator")
+        assert cfg.get(ns, key) == "operator"
+    exc = raises(ValueError, cfg.set, "tg_config", "roles", "42=owner,7=root")
+    assert "tg_config.roles must be user ids with their roles" in str(exc)
+    assert not cfg.is_set("tg_config", "roles")
+    cfg.set("tg_config", "roles", "42=Owner, 7=observer")
+    assert cfg.get("tg_config", "roles") == "42=owner,7=observer"
+    for setting in config.SETTINGS:  # every role setting takes the roles of safety/roles.py and no other word
+        ns, key = setting[0], setting[1]
+        if "role" in key:
+            raises(ValueError, cfg.set, ns, key, "root" if key != "roles" else "42=root")
+            for role in roles.ROLES:
+                cfg.set(ns, key, role if key != "roles" else "42=" + role)
+
+
+def test_url_settings_are_parsed_scheme_host_and_port():
+    cfg = _fresh()
+    for bad, why in (("http://[::1", "never closes it with ]"), ("http://[::1/v1", "never closes it with ]"),
+                     ("http://[fe80::1::2]/", "not an IPv6 address"), ("http://h:0/v1", "port"),
+                     ("http://h:65536", "port"), ("http://h:8o/", "port"), ("http://h:/", "port"),
+                     ("http://1.2.3.256/", "IPv4"), ("http://user:pw@h/", "user or password"),
+                     ("http:///v1", "no host"), ("http://a..b/", "empty"), ("ftp://h", "https:// or http://"),
+                     ("http://h/a b", "without spaces"), ("http://h\u00e9.com/", "not a name")):
+        for ns, key in (("llm_config", "api_base"), ("voice_config", "stt_url"), ("tg_config", "api_base")):
+            exc = raises(ValueError, cfg.set, ns, key, bad)
+            assert why in str(exc) and bad not in str(exc), (bad, str(exc))
+        if " " not in bad:  # a profile's words are split at spaces
+            exc = raises(ValueError, cfg.set, "llm_profiles", "p1", "e3 openai {} m".format(bad))
+            assert why in str(exc) and "the URL" in str(exc) and bad not in str(exc), (bad, str(exc))
+    assert not cfg.is_set("llm_profiles", "p1") and not cfg.is_set("voice_config", "stt_url")
+    for good in ("http://[::1]:8080/v1", "https://API.openai.com/v1", "http://192.168.1.20:11434/v1",
+                 "http://my_box/v1?x=1", "http://[::ffff:10.0.0.1]/", "https://h:65535"):
+        cfg.set("voice_config", "stt_url", good)
+        cfg.set("llm_profiles", "p1", "e3 openai {} m".format(good))
+
+
+def test_a_key_in_a_setting_that_is_not_secret_is_refused_and_never_quoted():
+    cfg = _fresh()
+    for key in ("sk-proj-" + "Ab1" * 8, "sk-ant-api03-" + "x" * 20, "AIzaSyA-" + "b" * 20, "ghp_" + "c1" * 10,
+                "eyJhbGciOiJIUzI1NiJ9.payload-0123", "123456789:AAH" + "d4" * 16, "q7W" * 11):
+        for ns, key_name, value in (("llm_config", "model", key), ("voice_config", "stt_model", key),
+                                    ("llm_profiles", "p1", "typo openai http://host/v1 " + key),
+                                    ("mqtt_config", "device_id", key)):
+            exc = raises(ValueError, cfg.set, ns, key_name, value)
+            assert "looks like a key" in str(exc) and key[3:] not in str(exc) and key[3:] not in repr(exc), key
+            assert not cfg.is_set(ns, key_name)
+    for fine in ("claude-sonnet-4-5-20250929", "qwen2.5-coder:32b-instruct-q4_K_M", "anthropic/claude-3.5-haiku",
+                 "meta-llama/Llama-3.3-70B-Instruct-Turbo", "whisper-large-v3-turbo", "gpt-4o-mini-2024-07-18"):
+        cfg.set("llm_config", "model", fine)
+        assert cfg.get("llm_config", "model") == fine
+    cfg.set("llm_config", "api_key", "sk-ant-api03-" + "x" * 20)  # a secret setting takes it, of course
+
+
+def test_the_gateway_token_off_is_shown_as_off_on_every_surface_that_shows_settings():
+    cfg = _fresh()
+    cfg.set("gw_config", "ws_token", "OFF")
+    shown = dict(((r[0], r[1]), r[2]) for r in cfg.shown())
+    assert shown[("gw_config", "ws_token")] == "off"  # a word, not a secret
+    cfg.set("gw_config", "ws_token", "offoffoff")
+    shown = dict(((r[0], r[1]), r[2]) for r in cfg.shown())
+    assert shown[("gw_config", "ws_token")] == "****"  # a token that starts like the word is still one
+    assert mask("off", words="off") == "off" and mask("off") == "****"
+
+
+def test_the_pages_set_of_a_name_holding_a_tab_or_a_newline_is_refused_and_changes_nothing():
+    import json
+
+    from stub_app import stub_app
+    from support import run
+
+    from mimi.gateway import views
+
+    app = stub_app("views-set")
+    try:
+        for name in ("llm_config.model\tx", "llm_config.model\tgw_config.ws_role", "llm_config.model\nx", "LLM_CONFIG.model",
+                     "llm_config.mod'el", "llm_config", "llm_config.model.x"):
+            answer = json.loads(run(views.answer(app, "set", {"name": name, "value": "y"})))
+            assert answer["ok"] is False and answer["text"].startswith("error: no such setting"), (name, answer)
+            assert not app.config.is_set("llm_config", "model"), name
+        answer = json.loads(run(views.answer(app, "set", {"name": "llm_config.model", "value": "claude-x"})))
+        assert answer == {"type": "set", "ok": True, "name": "llm_config.model",
+                          "text": "llm_config.model = claude-x (saved; in effect now)"}
+        app.config.set("llm_config", "api_base", "https://proxy.example")
+        app.config.set("llm_config", "api_key", LOCAL_KEY)
+        answer = json.loads(run(views.answer(app, "set", {"name": "llm_config.api_base", "value": "https://x.example"})))
+        assert answer["text"] == "llm_config.api_base = https://x.example (saved; in effect now); " \
+                                 "key dropped: the host changed"
+        assert not app.config.is_set("llm_config", "api_key")
+        app.config.set("llm_config", "api_key", LOCAL_KEY)  # the page's Reset: the default is another host
+        answer = json.loads(run(views.answer(app, "set", {"name": "llm_config.api_base", "value": " "})))
+        assert answer["text"].endswith("(the default; saved, in effect now); key dropped: the host changed")
+        assert not app.config.is_set("llm_config", "api_key")
+    finally:
+        remove_tree(app.top)

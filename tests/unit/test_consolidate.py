@@ -73,6 +73,8 @@ def _app(tag="cons"):
     app.flash = Flash(app.top + "/data")
     app.flash.seed()
     app.config = Config()
+    app.config.override("tg_config", "allowlist", "42,7")  # telegram_42: the owner's private chat, 7: an observer's
+    app.config.override("tg_config", "roles", "42=owner,7=observer")
     app.memory = Memory(app.flash)
     app.sessions = Sessions(app.flash.sessions_dir)
     app.registry = None
@@ -240,6 +242,56 @@ def test_facts_go_through_remember_only_for_an_owner_and_never_twice():
         assert len(claude.calls) == calls + 1 and "FACT" not in claude.calls[-1]["system"]
     finally:
         remove_tree(app.top)
+
+
+def test_a_chat_that_is_not_the_owners_is_summarised_into_itself_once_across_power_cuts_never_into_memory():
+    for step in ("journal", "session", None):  # a power cut after the summary is kept, after the rewrite, none
+        app = _app("guest")
+        try:
+            _fill(app, 12, "7")  # telegram_7: an observer's private chat
+            every = _contents(app, "7")
+            claude = FakeClaude()
+
+            def cut(name, step=step):
+                if name == step:
+                    raise PowerCut(step)
+
+            consolidate.of(app).checkpoint = cut
+            message = Message("telegram", "7", "hi", {"role": "observer"})
+            try:
+                said = run(consolidate.of(app).run(FakeAgent(claude), message, "telegram", "7", False, "observer"))
+                assert step is None and "14 older messages summarised into the chat itself" in said, said
+            except PowerCut:
+                app.consolidator = None  # the reboot: the next run finishes from the journal
+                said = run(consolidate.of(app).run(FakeAgent(claude), message, "telegram", "7", False, "observer"))
+                assert "telegram_7" in said and "chat itself" in said, said
+            kept = _contents(app, "7")
+            assert kept == ["[earlier in this chat]", "Summary of the earlier part of this chat: " + SUMMARY] + every[14:]
+            assert len(claude.calls) == 1 and "FACT" not in claude.calls[0]["system"]  # no facts asked for
+            assert app.memory.read_daily(platform.utc_date()) == "" and "Ada" not in read(app.flash.memory_path)
+            assert not files.exists(app.sessions.journal_path("telegram_7"))
+        finally:
+            remove_tree(app.top)
+
+
+def test_a_chat_is_the_owners_only_when_known_to_be_at_that_time():
+    from mimi.safety import roles
+
+    app = _app("whose")
+    config = app.config
+    assert roles.of_conversation(config, "cli", "console") == "owner"
+    assert roles.of_conversation(config, "telegram", "42") == "owner"  # the owner's private chat
+    assert roles.of_conversation(config, "telegram", "42", "operator") == "operator"  # never more than the turn
+    assert roles.of_conversation(config, "telegram", "7") == "observer"
+    assert roles.of_conversation(config, "telegram", "555") == "observer"  # not on the allowlist
+    assert roles.of_conversation(config, "telegram", "-100123") == "observer"  # a group: others read it
+    assert roles.of_conversation(config, "websocket", "observer.web_1") == "observer"  # a client of another role
+    assert roles.of_conversation(config, "websocket", "web_1") == "owner"
+    assert roles.of_conversation(config, "mcp", "192-168-1-5_3fa2c1") == "observer"  # mcp_role's default
+    config.override("mcp_config", "role", "owner")
+    assert roles.of_conversation(config, "mcp", "192-168-1-5_3fa2c1") == "owner"
+    assert roles.of_conversation(config, "system", "telegram:42") == "observer"  # no such chat: the least
+    remove_tree(app.top)
 
 
 def test_parse_reply_is_lenient_and_bounded():

@@ -141,3 +141,29 @@ def test_a_prompt_that_cannot_be_written_is_built_in_ram_with_the_same_bytes():
         assert isinstance(ctx.system_blocks(NOON + 120), PromptFile)
     finally:
         remove_tree(root)
+
+
+def test_a_turn_that_is_not_the_owners_gets_soul_and_skills_only_kept_in_a_file_of_its_own():
+    root, flash, memory, ctx = _context()
+    try:
+        write(flash.soul_path, "I am a cheerful test soul.")
+        write(flash.user_path, "Owner: Ada, Lisbon.")
+        memory.write("Ada's door code is 4711.\n")
+        memory.append_daily("Ada saw the dentist.", "2025-11-22")
+        files.makedirs(files.join(flash.root, "skills"))
+        files.write_atomic(files.join(flash.root, "skills", "tea.md"), "How to brew tea\n")
+        owners = ctx.system_blocks(NOON)
+        guests = ctx.system_blocks(NOON, True)
+        sent = _sent(guests)
+        assert b"cheerful test soul" in sent and b"tea: How to brew tea" in sent
+        for private in (b"Owner: Ada", b"4711", b"dentist", b"# Daily notes"):  # the owner's profile, memory, notes
+            assert private in _sent(owners) and private not in sent, private
+        assert b"You are not talking with your owner" in sent
+        assert sent == b"".join(json_value(context_module._blocks(ctx.sections(NOON, True))))  # as built in RAM
+        assert guests.path != owners.path and ctx.system_blocks(NOON, True) is guests  # each kept, apart
+        assert ctx.system_blocks(NOON) is owners
+        memory.append("Ada likes green tea", "2025-11-22")  # a memory file changed: both made again
+        assert ctx.system_blocks(NOON, True) is not guests and b"green tea" not in _sent(ctx.system_blocks(NOON, True))
+        assert b"green tea" in _sent(ctx.system_blocks(NOON))
+    finally:
+        remove_tree(root)

@@ -2,11 +2,12 @@
 # runtimes: silent WebSocket clients pinged then dropped, an upload's overall deadline, a request head read
 # through one buffer without losing what came with it, and files/inbox/ kept from MCP observers.
 import asyncio
+import json
 import os
 
 from mimi.tools import builtin_defs  # noqa: F401  its 12 KB constants made first: the unit heap is small
 from stub_app import stub_app
-from support import remove_tree, run, write
+from support import raises, remove_tree, run, write
 
 _KEY = "dGhlIHNhbXBsZSBub25jZQ=="
 
@@ -141,9 +142,11 @@ def test_an_upload_that_trickles_in_past_its_deadline_is_dropped_with_its_file()
         async def main():
             task = await _listening(app)
             token = app.config.get("gw_config", "ws_token")
+            chat_reader, chat_writer = await _upgrade(app)  # the page's connection: its hello names the upload key
+            key = json.loads((await _frame(chat_reader, 5))[1])["upload_key"]
             reader, writer = await asyncio.open_connection("127.0.0.1", app.gateway.port)
-            writer.write("POST /upload?token={}&name=slow.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain"
-                         "\r\nContent-Length: 20000\r\n\r\n".format(token).encode())
+            writer.write("POST /upload?token={}&key={}&name=slow.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                         "text/plain\r\nContent-Length: 20000\r\n\r\n".format(token, key).encode())
             await writer.drain()
             # One read waits for the answer the whole time: a read cancelled by a short timeout as the answer
             # arrived could lose its first bytes (the status line), which a loaded machine showed.
@@ -168,6 +171,7 @@ def test_an_upload_that_trickles_in_past_its_deadline_is_dropped_with_its_file()
             assert [name for name in os.listdir(inbox) if name.startswith("ws_up_")] == []
             assert app.gateway.uploads.running == []
             writer.close()
+            chat_writer.close()
             app.gateway.server.close()
             await task
 
@@ -207,16 +211,22 @@ class _Reader:
 
 
 def _request(reader):
-    """The request microdot makes from what the gateway read (as Web.handle_request hands it over)."""
+    """The request and its body as the gateway makes them of what it read (Web.handle_request: the head, then
+    the body once the head was let through)."""
     from microdot import Request
 
-    from mimi.gateway.web import Replay, read_request
+    from mimi.gateway.web import Replay, parsed_head, read_body, read_head
 
-    return run(Request.create(None, Replay(reader, *run(read_request(reader))), None, ("10.0.0.2", 5)))
+    head, length, rest = run(read_head(reader))
+    replay = Replay(reader, length, rest)
+    method, url, version, headers = parsed_head(head)
+    body = run(read_body(replay, length)) if length else b""
+    return Request(None, ("10.0.0.2", 5), method, url, version, headers, body=body, stream=replay,
+                   sock=(replay, None))
 
 
 def test_the_head_is_read_through_one_buffer_and_what_came_with_it_is_kept():
-    from mimi.gateway.web import HeadTooLarge, read_request
+    from mimi.gateway.web import HeadTooLarge, Malformed, read_head
 
     body = b'{"x": "' + b"y" * 3000 + b'"}'
     data = b"POST /mcp?a=1 HTTP/1.1\r\nHost: board\r\nCookie: " + b"c" * 1500 + b"\r\nContent-Length: " + \
@@ -228,24 +238,105 @@ def test_the_head_is_read_through_one_buffer_and_what_came_with_it_is_kept():
     frames = _masked(1, b"hi")  # a WebSocket client's first frame, in the packet of its handshake
     request = _request(_Reader(b"GET /ws HTTP/1.1\r\nHost: b\r\n\r\n" + frames))
     assert run(request.sock[0].readexactly(len(frames))) == frames
+    two = _Reader(b"GET / HTTP/1.1\r\nHost: board\r\nhost: rebind.attacker.example\r\n\r\n")
+    assert "two Host headers" in str(raises(Malformed, lambda: run(read_head(two))))
     start, long_line = b"GET / HTTP/1.1\r\n", b"X: " + b"z" * 1000 + b"\r\n"
     for head in ((start,) + (b"X: y\r\n",) * 49 + (b"\r\n",),  # 49 header lines
                  (start,) + (long_line,) * 9 + (b"\r\n",),  # 9 KB of headers
                  (start, b"Authorization: ", b"a" * 1900, b"\r\nOrigin: ", b"o" * 200, b"\r\n\r\n")):  # kept: 2 KB
         try:
-            run(read_request(_Reader(*head)))
+            run(read_head(_Reader(*head)))
             raise AssertionError("read a head of {} pieces".format(len(head)))
         except HeadTooLarge:
             pass
     for head in (b"GET /\r\n\r\n", b"GET / HTTP/1.1\r\nHost\r\n\r\n", b"POST / HTTP/1.1\r\nContent-Length: -4\r\n\r\n",
                  b"GET / HTTP/1.1\r\nHost: b\xe9\r\n\r\n"):  # not a request line, no colon, a length below 0, Latin-1
         try:
-            run(read_request(_Reader(head)))
+            run(read_head(_Reader(head)))
             raise AssertionError("read {}".format(head))
         except HeadTooLarge:
             raise
         except ValueError:  # UnicodeError too: answered 400
             pass
+
+
+class _Connection:
+    """A client's connection as the gateway sees it: the head, then a body the gateway reads only if it asks; what
+    it answers, and how many bytes of the request it had read by the first byte of its answer."""
+
+    def __init__(self, head, body):
+        self.pieces = [head, body]
+        self.taken = 0
+        self.taken_when_answered = None
+        self.answer = b""
+
+    async def readinto(self, buf):
+        if not self.pieces:
+            return 0
+        piece = self.pieces[0]
+        n = min(len(buf), len(piece))
+        buf[:n] = piece[:n]
+        if n == len(piece):
+            self.pieces.pop(0)
+        else:
+            self.pieces[0] = piece[n:]
+        self.taken += n
+        return n
+
+    async def read(self, n=-1):
+        buf = bytearray(n if n > 0 else 4096)
+        got = await self.readinto(buf)
+        return bytes(buf[:got])
+
+    async def readexactly(self, n):
+        data = b""
+        while len(data) < n:
+            more = await self.read(n - len(data))
+            if not more:
+                raise EOFError()
+            data += more
+        return data
+
+    async def awrite(self, data):
+        if self.taken_when_answered is None:
+            self.taken_when_answered = self.taken
+        self.answer += data
+
+    async def aclose(self):
+        pass
+
+    def get_extra_info(self, name):
+        return ("10.0.0.2", 5) if name == "peername" else None
+
+
+def test_a_request_is_refused_on_its_head_and_no_body_is_read_before_its_token():
+    from mimi.gateway.routes import Routes
+
+    app = _gateway("gw-body")
+    try:
+        web = Routes(app.gateway)
+        token = app.config.get("gw_config", "ws_token")
+        body = b"x" * 16384  # a body microdot would read whole (Request.max_body_length)
+        refused = (("/upload?name=a.txt", "Host: 127.0.0.1\r\n", b"401"), ("/mcp", "Host: 127.0.0.1\r\n", b"401"),
+                   ("/mcp", "Host: 127.0.0.1\r\nOrigin: http://evil.example\r\nAuthorization: Bearer " + token + "\r\n",
+                    b"403"),
+                   ("/upload?token=" + token, "Host: rebind.attacker.example\r\n", b"421"),
+                   ("/upload?token=" + token, "Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n", b"400"),
+                   ("/", "Host: 127.0.0.1\r\n", b"413"), ("/nowhere", "", b"413"))
+        for path, headers, status in refused:
+            head = "POST {} HTTP/1.1\r\n{}Content-Length: {}\r\n\r\n".format(path, headers, len(body)).encode()
+            connection = _Connection(head, body)
+            run(web.handle_request(connection, connection))
+            assert connection.answer.split(b" ")[1] == status, (path, connection.answer[:200])
+            assert connection.taken_when_answered == len(head), (path, connection.taken_when_answered)
+        ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'  # with the token: the body is read and answered
+        head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json" \
+            "\r\nContent-Length: {}\r\n\r\n".format(token, len(ping)).encode()
+        connection = _Connection(head, ping)
+        run(web.handle_request(connection, connection))
+        assert b"Missing session ID" in connection.answer and connection.taken_when_answered == len(head) + len(ping)
+    finally:
+        remove_tree(app.top)
 
 
 def test_files_waiting_in_the_inbox_are_the_owner_s_even_over_mcp():

@@ -124,6 +124,17 @@ def test_off_admits_everyone_and_unset_never_does():
     assert auth.current(cfg) not in ("", "off")
 
 
+def test_a_host_in_brackets_is_the_board_s_only_when_it_is_a_real_ipv6_address():
+    cfg = _fresh_config()
+    for host in ("[::1]", "[::1]:8080", "[fe80::1]", "[::]", "[2001:DB8:0:0:8:800:200C:417A]:18789", "[1::]",
+                 "[::ffff:192.168.1.5]", "[64:ff9b::10.0.0.1]", "[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6::8]"):
+        assert guard.host_allowed(cfg, {"Host": host}), host
+    for host in ("[evil]", "[evil.example]", "[]", "[::1", "[:::1]", "[1::2::3]", "[12345::1]", "[g::1]", "[:1::2]",
+                 "[1:2:3:4:5:6:7:8:9]", "[1:2:3:4:5:6:7::8]", "[1:2:3:4:5:6:7]", "[::1.2.3]", "[::1.2.3.256]",
+                 "[::1.2.3.4:5]", "[1:2:3:4:5:6:7:1.2.3.4]", "[1::2]x", "[::1]:80:80"):
+        assert not guard.host_allowed(cfg, {"Host": host}), host
+
+
 def _port():
     return 20000 + (os.urandom(2)[0] << 5) + os.urandom(1)[0] % 32
 

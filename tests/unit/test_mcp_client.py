@@ -78,8 +78,9 @@ def test_the_server_list_survives_on_flash_its_token_masked_and_no_server_no_fil
     top = tempdir("mcp-store")
     try:
         servers = store.Store(top)
-        server, replaced = servers.add("home", "http://192.168.1.10:8123/api/mcp", "eyJsecret-token-0123456789abcdef")
-        assert not replaced and server["remote"] is False
+        server, replaced, dropped = servers.add("home", "http://192.168.1.10:8123/api/mcp",
+                                                "eyJsecret-token-0123456789abcdef")
+        assert not replaced and dropped == "" and server["remote"] is False
         servers.add("docs", "https://mcp.example.com/mcp", None, remote=True)
         again = store.Store(top)  # after a reboot
         assert [s["name"] for s in again.servers] == ["home", "docs"]
@@ -111,5 +112,25 @@ def test_names_and_urls_are_checked_and_the_connector_takes_public_https_only():
             assert "is not public" in str(raises(store.StoreError, servers.add, "h", lan, None, True)), lan
         assert store.is_public("https://172.32.0.1/mcp") and store.is_public("https://mcp.example.com:8443/x")
         assert servers.servers == []
+    finally:
+        remove_tree(top)
+
+
+def test_a_servers_token_stays_with_its_host_and_with_whoever_calls_it():
+    top = tempdir("mcp-token")
+    token = "eyJsecret-token-0123456789abcdef"
+    try:
+        servers = store.Store(top)
+        servers.add("home", "http://192.168.1.10:8123/api/mcp", token)
+        server, replaced, dropped = servers.add("home", "http://192.168.1.10:8123/other")  # same host: kept
+        assert replaced and dropped == "" and server["token"] == token
+        server, replaced, dropped = servers.add("home", "http://192.168.1.11:8123/api/mcp")
+        assert dropped == "the host changed" and "token" not in server
+        assert "eyJsecret" not in read(top + "/mcp.json")
+        servers.add("docs", "https://mcp.example.com/mcp", token)  # the board calls it with the token
+        server, replaced, dropped = servers.add("docs", "https://mcp.example.com/mcp", None, remote=True)
+        assert dropped == "another side calls it" and "token" not in server  # never handed to Anthropic's API
+        for bad in ("http://[::1/mcp", "http://h:99999/mcp", "http://u:p@h/mcp"):
+            assert "give the server's URL" in str(raises(store.StoreError, servers.add, "x", bad))
     finally:
         remove_tree(top)

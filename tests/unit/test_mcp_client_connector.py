@@ -64,8 +64,8 @@ def _stream(tools, servers=SERVERS):
         server = await asyncio.start_server(handle, "127.0.0.1", port)
         try:
             config = Config()
-            config.set("llm_config", "api_key", "sk-ant-test")
             config.set("llm_config", "api_base", "http://127.0.0.1:{}".format(port))
+            config.set("llm_config", "api_key", "sk-ant-test")  # after: a key belongs to its URL's host
             models = Models(config)
             models.mcp_servers = servers
             return await models.claude().stream("system", [{"role": "user", "content": "hi"}], tools, on_tool=on_tool)

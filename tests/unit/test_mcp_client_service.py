@@ -248,3 +248,24 @@ def test_every_page_of_a_long_list_is_followed_and_a_gone_tool_leaves_the_regist
         assert app.mcp_client.servers["local"].fresh_ms == 60000  # ttlMs: not stale after a call for a minute
     finally:
         remove_tree(app.top)
+
+
+def test_a_server_given_again_on_another_host_loses_its_token_and_mcp_remote_says_so():
+    app = _app("mcp-token-host")
+    token = "tok-0123456789abcdefghijkl"
+    try:
+        from mimi.mcp import client_commands
+
+        with Said() as said:
+            run(client_commands.add_remote(app, "docs", "https://mcp.example.com/mcp", token))
+            run(client_commands.add_remote(app, "docs", "https://MCP.example.com:443/v2"))  # the same host
+            assert app.models.mcp_servers[0]["authorization_token"] == token and "dropped" not in said.lines[-1]
+            run(client_commands.add_remote(app, "docs", "https://mcp.attacker.example/mcp"))
+        assert said.lines[-1].rstrip("\n").endswith("(a server on your network: mcp_add); token dropped: the host "
+                                                    "changed"), said.lines[-1]
+        assert "authorization_token" not in app.models.mcp_servers[0]
+        assert app.mcp_client.store.get("docs").get("token") is None
+        refused = raises(ValueError, run, client_commands.add_remote(app, "e3", "https://[::1/mcp", token))
+        assert "never closes it with ]" in str(refused) and app.mcp_client.store.get("e3") is None
+    finally:
+        remove_tree(app.top)

@@ -14,7 +14,7 @@ from mimi.mcp.server_ask import ASKS_MAX, Asks
 from mimi.mcp.server_methods import RESOURCE_MAX
 from mimi.mcp.server_rpc import RpcError
 from mimi.mcp.server_tools import ASK, CALLS_MAX, Tools
-from mimi.platform import const
+from mimi.platform import NVS, const
 from mimi.safety import policy
 from mimi.tools import builtin_defs  # noqa: F401  its 12 KB constants made first: the unit heap is small
 from mimi.tools.lazy_tool import LazyTool
@@ -312,7 +312,9 @@ def test_a_call_runs_through_the_registry_as_the_mcp_role_and_unattended():
         app.config.set("mcp_config", "role", "operator")
         run(tools.call({"name": "turn_probe"}, "c"))
         assert probe.turns[-1].role == "operator"
-        app.config.set("mcp_config", "role", "emperor")  # not a role: the least trusted one
+        nvs = NVS("mcp_config")  # not a role (config_set refuses it; an older firmware's): the least trusted one
+        nvs.set_blob("role", "emperor")
+        nvs.commit()
         run(tools.call({"name": "turn_probe"}, "c"))
         assert probe.turns[-1].role == "observer"
         policy.set_level(app.config, "turn_probe", "confirm", probe)  # nobody can press Approve over MCP
@@ -365,11 +367,45 @@ def test_ask_puts_a_turn_of_the_agent_on_the_bus_and_answers_with_its_reply():
         remove_tree(app.top)
 
 
+def test_the_owner_s_memory_and_profile_are_neither_listed_nor_read_for_a_client_that_is_not_the_owner():
+    from mimi import platform
+
+    app = _app("mcp-not-owner")
+    try:
+        write(app.flash.memory_path, "- the owner's door code is 4711\n")
+        write(app.flash.user_path, "- Name: Ana\n")
+        server = Server(app)
+        session = _initialize(server)[0]
+        for role in ("observer", "operator"):  # mcp_role: every MCP client acts with it
+            app.config.set("mcp_config", "role", role)
+            listed = _in_session(server, session, {"jsonrpc": "2.0", "id": 2, "method": "resources/list"})[2]
+            assert [r["uri"] for r in listed["result"]["resources"]] == ["mimi://config/SOUL.md"]
+            for uri in ("mimi://memory/MEMORY.md", "mimi://config/USER.md",
+                        "mimi://memory/daily/{}.md".format(platform.utc_date())):
+                read = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}
+                answer = _in_session(server, session, read)[2]
+                assert "result" not in answer and answer["error"]["code"] == -32002, answer
+                assert "is the owner's" in answer["error"]["message"] and "4711" not in json.dumps(answer)
+            read["params"]["uri"] = "mimi://config/SOUL.md"
+            assert "result" in _in_session(server, session, read)[2]  # the personality is everyone's
+            found = run(server.methods.call("tools/call", {"name": "recall", "arguments": {"query": "door"}}, "c",
+                                            False))[1]
+            said = b"".join(bytes(p) for p in found)
+            assert b'"isError": true' in said and b"needs the owner role" in said and b"4711" not in said
+            found = run(server.methods.call("tools/call", {"name": "read_file", "arguments": {
+                "path": "memory/MEMORY.md"}}, "c", False))[1]
+            said = b"".join(bytes(p) for p in found)
+            assert b'"isError": true' in said and b"only the owner may read" in said and b"4711" not in said
+    finally:
+        remove_tree(app.top)
+
+
 def test_the_resources_are_the_owner_s_markdown_files_read_only_and_cut_at_the_cap():
     from mimi import platform
 
     app = _app("mcp-resources")
     try:
+        app.config.set("mcp_config", "role", "owner")  # the owner's files are the owner's MCP clients' only
         server = Server(app)
         session = _initialize(server)[0]
         listed = _in_session(server, session, {"jsonrpc": "2.0", "id": 2, "method": "resources/list"})[2]

@@ -182,3 +182,74 @@ def test_the_clients_code_is_let_go_after_a_call_only_where_the_heap_has_no_psra
     models.let_go = True  # app.py: a heap under 2 MB
     run(models.stream("s", [], None))
     assert "mimi.llm.sse" not in sys.modules  # gone once no call is under way; the next call loads it again
+
+
+# -- issue 41: a profile's key stays with its host; a key typed as the model is refused, never shown --
+LAN_KEY = "sk-or-v1-" + "LanKey7" * 6
+
+
+def _console(tag):
+    """An app with the llm_* commands, and type(line): what the console prints for it."""
+    from stub_app import stub_app
+
+    from mimi import platform
+    from mimi.llm import COMMANDS
+
+    app = stub_app(tag)
+    app.console.commands.add_lines(COMMANDS)
+
+    def typed(line):
+        said, saved = [], platform.console_write
+        platform.console_write = said.append
+        try:
+            run(app.console.commands.execute(line))
+        finally:
+            platform.console_write = saved
+        return "".join(said)
+
+    return app, typed
+
+
+def test_llm_add_moving_a_profile_to_another_host_drops_its_key_and_says_so():
+    from support import remove_tree
+
+    app, typed = _console("llm-key-host")
+    try:
+        assert "profile lk added" in typed("llm_add lk openai http://192.168.1.20:11434/v1 qwen " + LAN_KEY)
+        out = typed("llm_add lk openai HTTP://192.168.1.20:11434/v2 qwen2".replace("HTTP", "http"))
+        assert "profile lk changed" in out and "key sk-o" in out and "dropped" not in out  # same host: kept
+        said = typed("llm_add lk openai http://another-host/v1 m").split("\n")[0]
+        assert said == "profile lk changed: openai http://another-host/v1 m, key none, free (on the LAN; llm_price " \
+                       "to count it); key dropped: the host changed", said
+        assert profiles.find(app.config, "lk").key == "" and not app.config.is_set("llm_profiles", "k1")
+        out = typed("llm_add lk openai http://third-host/v1 m " + LAN_KEY)  # a key given with the move: kept
+        assert "dropped" not in out and profiles.find(app.config, "lk").key == LAN_KEY
+        out = typed("config_set llm_profiles.p1 lk openai http://third-host:8080/v1 m")  # the port is the host's
+        assert out == "llm_profiles.p1 = lk openai http://third-host:8080/v1 m (saved; in effect now); " \
+                      "key dropped: the host changed\n", out
+        assert profiles.find(app.config, "lk").key == ""
+        app.config.set("llm_config", "api_key", "sk-ant-api03-" + "A1" * 20)
+        out = typed("llm_add claude anthropic https://proxy.example claude-x")
+        assert out.rstrip("\n").endswith("; key dropped: the host changed") and not app.config.is_set(
+            "llm_config", "api_key")
+    finally:
+        remove_tree(app.top)
+
+
+def test_a_key_typed_where_the_model_goes_is_refused_and_never_shown():
+    from support import remove_tree
+
+    app, typed = _console("llm-key-model")
+    try:
+        for line in ("llm_add typo openai http://host/v1 " + LAN_KEY, "llm_add " + LAN_KEY + " openai http://h/v1 m",
+                     "llm_add typo " + LAN_KEY + " http://h/v1 m", "set_model " + LAN_KEY,
+                     "llm_add claude anthropic https://api.anthropic.com " + LAN_KEY):
+            out = typed(line)
+            assert out.startswith("error: ") and "looks like a key" in out and "LanKey" not in out, (line, out)
+        assert profiles.slots(app.config) == [] and not app.config.is_set("llm_config", "model")
+        out = typed("llm_add e3 openai http://[::1 m")
+        assert out == "error: the URL opens an IPv6 address with [ and never closes it with ], e.g. " \
+                      "http://192.168.1.20:11434/v1\n", out
+        assert profiles.slots(app.config) == []
+    finally:
+        remove_tree(app.top)

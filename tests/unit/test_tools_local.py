@@ -160,7 +160,8 @@ def test_sessions_are_readable_but_not_writable():
         # Anyone but the owner is refused everyone's chat histories, listing included.
         app.turn = Turn("telegram", "7", {"user_id": 7, "role": "operator"}, "operator")
         err = raises(ToolError, _read, app, "sessions/" + name)
-        assert "only the owner may read conversations" in str(err) and "(sessions/, files/inbox/)" in str(err)
+        assert "only the owner may read conversations" in str(err)
+        assert "(sessions/, files/inbox/, memory/, config/USER.md)" in str(err)
         assert "only the owner" in str(raises(ToolError, _list, app, "sessions"))
         assert "memory/" in _list(app, "")  # the rest is as before
     finally:

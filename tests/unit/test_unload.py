@@ -136,7 +136,7 @@ class _Context:
     def user_turn(self, content, channel, now):
         return {"role": "user", "content": content}
 
-    def system_blocks(self, now=None):
+    def system_blocks(self, now=None, guest=False):
         return []
 
 

@@ -4,7 +4,7 @@ import json
 
 import esp32
 from stub_app import stub_app
-from support import NotImported, imported, read, remove_tree, tempdir, write
+from support import NotImported, imported, read, remove_tree, run, tempdir, write
 
 from mimi.config import Config
 from mimi.llm.text import Text
@@ -167,3 +167,52 @@ def test_a_usage_file_from_before_voice_loads_with_no_audio_counted():
         assert "voice" not in json.loads(read(folder + "/usage.json"))  # nothing spoken: the file as before
     finally:
         remove_tree(folder)
+
+
+# -- issue 41: a speech service's key stays with its host --
+STT_KEY, TTS_KEY = "sk-stt-" + "S1" * 12, "sk-tts-" + "T2" * 12
+
+
+def test_a_speech_services_key_is_dropped_when_its_url_goes_to_another_host_and_set_stt_says_so():
+    from mimi import platform
+
+    app = stub_app("voice-key-host")
+    try:
+        from mimi import voice
+
+        voice.setup(app)
+        app.budget = Budget(app.config, UsageStore(app.top + "/usage.json", Clock()), print, Clock())
+
+        def typed(line):
+            said, saved = [], platform.console_write
+            platform.console_write = said.append
+            try:
+                run(app.console.commands.execute(line))
+            finally:
+                platform.console_write = saved
+            return "".join(said)
+
+        config = app.config
+        typed("set_stt https://api.openai.com whisper-1")
+        typed("set_stt_key " + STT_KEY)
+        out = typed("set_stt https://API.openai.com/v1")
+        assert "dropped" not in out and config.get("voice_config", "stt_key") == STT_KEY  # the same host
+        out = typed("set_stt http://whisper.lan:8000")
+        assert out == "speech-to-text: http://whisper.lan:8000 with whisper-1 (saved; in effect now); key dropped: " \
+                      "the host changed; set its key with set_stt_key <key> unless it needs none\n", out
+        assert config.get("voice_config", "stt_key") == ""
+        typed("set_stt_key " + STT_KEY)
+        typed("set_tts https://api.openai.com")  # on another host: the speech-to-text key is not sent there
+        assert service.tts_settings(config)[3] == ""
+        assert "key (not set)" in typed("voice_status")
+        typed("set_tts http://whisper.lan:8000/v1")  # the speech-to-text host: its key serves both
+        assert service.tts_settings(config)[3] == STT_KEY
+        typed("set_tts_key " + TTS_KEY)
+        out = typed("config_set voice_config.tts_url http://tts.lan:8880")
+        assert out.rstrip("\n").endswith("(saved; in effect now); key dropped: the host changed"), out
+        assert config.get("voice_config", "tts_key") == "" and service.tts_settings(config)[3] == ""
+        out = typed("set_stt https://api.openai.com " + STT_KEY)  # the key typed as the model: refused, unsaid
+        assert out.startswith("error: ") and "looks like a key" in out and "S1S1" not in out, out
+        assert config.get("voice_config", "stt_url") == "http://whisper.lan:8000"
+    finally:
+        remove_tree(app.top)

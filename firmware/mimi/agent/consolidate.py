@@ -1,4 +1,5 @@
-# Memory that consolidates itself: a session's oldest turns summarised into the daily note, then dropped.
+# Memory that consolidates itself: a session's oldest turns summarised into the daily note (the owner's own chats;
+# any other chat keeps its summary as its own first turn), then dropped.
 #
 # Crash-safe by a journal: the summary is kept on flash (sessions/<stem>.summary) before anything else is
 # written, every later step checks whether it already happened, and the journal goes last. A power cut
@@ -15,6 +16,7 @@ from mimi import jsontext, platform
 from mimi.agent import summary_call
 from mimi.bus.message import CLI, SYSTEM
 from mimi.platform import const, log
+from mimi.safety.roles import OWNER
 from mimi.storage import files, session_read, space
 from mimi.storage.session_lines import SUFFIX, parse_message
 from mimi.storage.sessions import CONSOLIDATE_AT, HISTORY_LIMIT, decode_id
@@ -72,12 +74,14 @@ class Consolidator:
             self.busy.remove(stem)
 
     async def _summarise(self, agent, message, stem, total, role):
-        """The journal dict, or a str saying why nothing was done (the session is left as it is)."""
+        """The journal dict, or a str saying why nothing was done (the session is left as it is). A chat that is
+        not the owner's (role) is summarised into itself: the daily note is in every user's prompt."""
         date = platform.utc_date()
+        into_chat = role != OWNER
         from mimi.storage.memory import DAILY_MAX_BYTES
 
         # The note's size on flash (-1: none yet), not its text: nothing of it is held through the call.
-        if files.size(self.app.memory.flash.daily_path(date)) + _NOTE_ROOM > DAILY_MAX_BYTES:
+        if not into_chat and files.size(self.app.memory.flash.daily_path(date)) + _NOTE_ROOM > DAILY_MAX_BYTES:
             return "today's daily note is full; the older turns stay in the session"
         n, last = _plan().oldest(self._path(stem), total, KEEP)
         if not n:
@@ -103,7 +107,7 @@ class Consolidator:
         if not summary:
             return "Claude sent no summary; the turns stay"
         journal = {"v": 1, "date": date, "at": platform.utc_stamp()[11:16], "n": n, "last": last,
-                   "summary": summary, "facts": facts if facts_ok else []}
+                   "summary": summary, "facts": facts if facts_ok else [], "chat": into_chat}
         path = self.app.sessions.journal_path(stem)
         space.guarded(lambda: files.write_atomic(path, json.dumps(journal)), "a conversation summary", (path,))
         self._step("journal")
@@ -192,6 +196,7 @@ async def after_turn(app, agent, message, session):
 
             meta = message.meta
             role = roles.of_turn(app.config, message.channel, meta, requesting_chat(message.channel, message.chat_id))
+            role = roles.of_conversation(app.config, session[0], session[1], role)  # whose chat: only the owner's
             log("consolidate: " + await consolidator.run(agent, message, session[0], session[1], role=role))
     except Exception as exc:  # consolidation must never cost the user anything
         log("consolidate: failed: {}".format(exc))
@@ -234,7 +239,7 @@ async def by_hand(app, name):
     chat_id = decode_id(encoded)
     from mimi.safety import roles
 
-    role = roles.of_chat(app.config, channel, chat_id)
+    role = roles.of_conversation(app.config, channel, chat_id)
     message = Message(CLI, "console", "", {"role": role})  # the console's call: the hourly cap applies
     try:
         return await of(app).run(app.agent, message, channel, chat_id, True, role)

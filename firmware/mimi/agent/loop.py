@@ -209,7 +209,7 @@ class Exchange:
 
             attachments.attach(turn, _media(message))
         messages.append(turn)
-        return messages, agent.context.system_blocks(self.now), agent.tools
+        return messages, agent.context.system_blocks(self.now, not _owners_own(agent.config, message)), agent.tools
 
     async def converse(self):
         """The model's rounds until it stops asking for tools (at most _MAX_TOOL_ROUNDS, then one without)."""
@@ -317,6 +317,18 @@ def _session_of(message):
 
     A cron job's turn names the chat it answers in (meta["session"]); a heartbeat names none."""
     return message.meta.get("session", (message.channel, message.chat_id))
+
+
+def _owners_own(config, message):
+    """True for a turn acting as the owner in a chat only the owner reads (safety/roles.py of_conversation): its
+    prompt carries the owner's profile, memory and notes; any other turn's does not (it could repeat them)."""
+    from mimi.channels.system import requesting_chat
+    from mimi.safety import roles
+
+    asker = requesting_chat(message.channel, message.chat_id)
+    where = _session_of(message) or asker  # the chat whose history it extends, else the one it answers in
+    role = roles.of_turn(config, message.channel, message.meta, asker)
+    return roles.of_conversation(config, where[0], where[1], role) == roles.OWNER
 
 
 def _media(message):

@@ -252,9 +252,14 @@ class Commands:
 
     def setter(self, ns, key):
         async def set_value(value):
-            self.app.config.set(ns, key, value)
+            dropped = self.app.config.set(ns, key, value)  # True: the URL's key went (another host)
             shown = [row[2] for row in self.app.config.shown() if row[0] == ns and row[1] == key]
-            self.out("{}.{} = {} (saved; in effect now)".format(ns, key, shown[0] if shown else "?"))
+            said = "{}.{} = {} (saved; in effect now)".format(ns, key, shown[0] if shown else "?")
+            if dropped:
+                from mimi.config import KEY_DROPPED
+
+                said += "; " + KEY_DROPPED
+            self.out(said)
 
         return set_value
 

@@ -1,5 +1,6 @@
 # The gateway token: made on first boot, checked in constant time, taken from ?token= or Bearer.
 import binascii
+import hashlib
 import os
 
 from mimi.gateway import TOKEN_KEY, TOKEN_NS
@@ -38,6 +39,14 @@ def same(given, expected):
     return diff == 0
 
 
+def credential(token):
+    """What a live session keeps of the token it was opened with, to be ended when that token is no longer the one
+    in force: None for none (the token off), else the token's SHA-256 (never the token itself)."""
+    if token == OFF:
+        return None
+    return hashlib.sha256(token.encode()).digest()
+
+
 def presented(request):
     """The token a request carries (?token= or Authorization: Bearer), or None."""
     token = request.args.get("token")
@@ -48,3 +57,8 @@ def presented(request):
         return header[7:].strip() or None
     return None
 
+
+def carries(request, token):
+    """Does the request present this token (in constant time)?"""
+    given = presented(request)
+    return given is not None and same(given, token)

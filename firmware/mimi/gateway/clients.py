@@ -5,31 +5,48 @@
 # client that is not the owner are kept apart from the owner's: on the board its chat "web_1" is "<role>.web_1" (a
 # "." no client can name), so it can neither join nor read another role's chats; its frames name the chat as the
 # client does.
+#
+# A connection is only as good as the rules now (config.subscribe, whatever path changed them: the console, the
+# page's Settings, MCP, config_reset): a new token, or the token switched off or on, closes every connection opened
+# under the old one with 1008 and the reason; a new ws_role or ws_open_role reaches its live clients at once (a new
+# hello frame names it, and their chats move to the new role's).
 import asyncio
 import binascii
 import os
 
 from mimi import platform
 from mimi.bus.message import Message
-from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, guard, history, protocol
+from mimi.gateway import CHANNEL, CLIENTS_MAX, DROPPED, TOKEN_KEY, TOKEN_NS, auth, guard, history, protocol
 from mimi.gateway.web import refuse
-from mimi.gateway.websocket import with_websocket
+from mimi.gateway.websocket import CLOSE_POLICY_VIOLATION, with_websocket
 from mimi.platform import const, log
 from mimi.safety import roles
 
 SEND_TIMEOUT_S = const(10)  # a client that takes longer to accept a frame is hung up on
 _ID_RANDOM_BYTES = const(4)  # a non-owner client's own chat id: ws_<8 hex digits>, not guessable
+_UPLOAD_KEY_BYTES = const(12)  # a connection's upload key (its hello frame): what binds an upload to it
+_CLOSE_WAIT_S = const(2)  # a closed client that does not answer the close frame is hung up on after this
+# Close reasons (at most 123 bytes: a close frame's limit); the page shows them and asks for the token.
+_TOKEN_CHANGED = "the gateway token changed: enter the new one (the device console command ws_token shows it)"
+_TOKEN_OFF = "the gateway token was switched off: connect again (the device's rules for clients changed)"
 
 
 class _Client:
-    __slots__ = ("ws", "chat_id", "lock", "role", "address")
+    __slots__ = ("ws", "chat_id", "lock", "role", "address", "credential", "upload_key", "gone")
 
-    def __init__(self, ws, role, address):
+    def __init__(self, ws, role, address, credential):
         self.ws = ws
         self.chat_id = None  # the chat on the board (a non-owner's with its role's prefix)
         self.role = role
         self.address = address
+        self.credential = credential  # the token it connected with (auth.credential; None: the token was off)
+        self.upload_key = binascii.hexlify(os.urandom(_UPLOAD_KEY_BYTES)).decode()
+        self.gone = False  # its session has ended
         self.lock = asyncio.Lock()  # one frame at a time: agent, dispatcher and reader all send
+
+    def role_key(self):
+        """The setting its role comes from: ws_role with a token, ws_open_role without."""
+        return "ws_open_role" if self.credential is None else "ws_role"
 
 
 def shown(chat_id):
@@ -53,6 +70,7 @@ class Clients:
         self._next_id = 1
         self._serve_ws = with_websocket(self._session)
         self._watch = None  # the task that pings silent clients, while any is connected
+        self.app.config.subscribe(self._on_config)
 
     # -- the /ws endpoint --
     async def serve(self, request):
@@ -73,13 +91,18 @@ class Clients:
                                 "Upgrade: websocket")
         self.admitted += 1  # no await since the check above: no other request can slip in between
         request.g.role = role
+        request.g.credential = self._credential_now()  # checked again once connected: the token may change meanwhile
         try:
             return await self._serve_ws(request)
         finally:
             self.admitted -= 1
 
     async def _session(self, request, ws):
-        client = _Client(ws, request.g.role, guard.address(request))
+        client = _Client(ws, request.g.role, guard.address(request), self._credential_now())
+        if client.credential != request.g.credential:  # the token changed during the handshake
+            await ws.close(CLOSE_POLICY_VIOLATION, self._why_closed())
+            return
+        client.role = guard.role(self.app.config, client.role_key())  # ... or the role
         client.chat_id = self._new_chat_id(client)
         self.clients.append(client)
         if self._watch is None:
@@ -87,13 +110,79 @@ class Clients:
         log("gateway: client connected as {} ({}; {} of {})".format(
             client.chat_id, client.role, len(self.clients), CLIENTS_MAX))
         try:
-            await self._deliver(client, protocol.hello(shown(client.chat_id), client.role))
-            while client in self.clients:  # receive() raises once the connection is closed
-                await self._on_frame(client, await ws.receive())
+            await self._deliver(client, self._hello(client))
+            while True:
+                data = await ws.receive()  # raises once the connection is closed
+                if client not in self.clients:  # closed meanwhile (hung up, a new token): its frames go nowhere
+                    break
+                await self._on_frame(client, data)
         finally:
+            client.gone = True
             if client in self.clients:
                 self.clients.remove(client)
+            if self.gateway.uploads is not None:  # its uploads not yet sent are nobody's now
+                self.gateway.uploads.forget(client.upload_key)
             log("gateway: {} disconnected".format(client.chat_id))
+
+    def _hello(self, client):
+        return protocol.hello(shown(client.chat_id), client.role, client.upload_key)
+
+    def keyed(self, key):
+        """The live client whose upload key this is (an upload's owner), or None."""
+        for client in self.clients:
+            if key and auth.same(key, client.upload_key):
+                return client
+        return None
+
+    # -- the rules changed: every live connection gets them at once --
+    def _credential_now(self):
+        """The credential of the token in force (a blank one, about to be made anew, matches no connection)."""
+        return auth.credential(self.app.config.get(TOKEN_NS, TOKEN_KEY))
+
+    def _why_closed(self):
+        return _TOKEN_OFF if self.app.config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF else _TOKEN_CHANGED
+
+    def _on_config(self, ns, key):
+        # Called inside config.set(): the change applies to the list now, the frames follow in a task.
+        if ns != TOKEN_NS:
+            return
+        if key == TOKEN_KEY:
+            now = self._credential_now()
+            stale = [client for client in self.clients if client.credential != now]
+            for client in stale:
+                self.clients.remove(client)  # nothing more is delivered to it, nothing it sends is taken
+            if stale:
+                asyncio.create_task(self._close(stale, self._why_closed()))
+        elif key in ("ws_role", "ws_open_role"):
+            moved = []
+            for client in self.clients:
+                role = guard.role(self.app.config, client.role_key())
+                if role != client.role:
+                    chat = shown(client.chat_id)
+                    client.role = role
+                    client.chat_id = _inside(client, chat)  # the owner's chat is no longer its own
+                    moved.append(client)
+            if moved:
+                asyncio.create_task(self._tell_roles(moved))
+
+    async def _close(self, clients, reason):
+        """Close with 1008 and the reason (the page shows it); a client that does not answer the close frame is
+        hung up on after _CLOSE_WAIT_S."""
+        for client in clients:
+            log("gateway: {} closed: {}".format(client.chat_id, reason.split(":")[0]))
+            try:
+                await asyncio.wait_for(client.ws.end(CLOSE_POLICY_VIOLATION, reason), SEND_TIMEOUT_S)
+            except Exception:  # gone or stuck: hung up on below
+                pass
+        await asyncio.sleep(_CLOSE_WAIT_S)
+        for client in clients:
+            if not client.gone:
+                await self._hang_up(client)
+
+    async def _tell_roles(self, clients):
+        for client in clients:
+            log("gateway: {} acts as {} now".format(client.chat_id, client.role))
+            await self._deliver(client, self._hello(client))
 
     async def _on_frame(self, client, data):
         try:
@@ -133,10 +222,10 @@ class Clients:
         from mimi.agent import attachments
 
         uploads = self.gateway.uploads
-        item = uploads.take(upload_id) if uploads is not None else None
-        if item is None:
-            await self._deliver(client, protocol.error(shown(client.chat_id), "That attachment is no longer on the "
-                                                       "device; please attach it again."))
+        item = uploads.take(upload_id, client.upload_key) if uploads is not None else None
+        if item is None:  # gone, or another connection's: the same words, nothing told of others' uploads
+            await self._deliver(client, protocol.error(shown(client.chat_id), "No such upload on this connection; "
+                                                       "please attach the file again."))
             return
         item["caption"] = caption
         for other in self._clients_of(client.chat_id):
@@ -225,6 +314,8 @@ class Clients:
         return delivered
 
     async def _deliver(self, client, frame):
+        if client not in self.clients:  # hung up on, or closed by a change of the rules
+            return False
         try:
             async with client.lock:
                 await asyncio.wait_for(client.ws.send(frame), SEND_TIMEOUT_S)

@@ -27,12 +27,14 @@ async def cmd_token(gateway):
 async def cmd_set_token(gateway, token):
     config = gateway.app.config
     config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (setting_values.py)
+    # the clients connected with the old token were closed as it was saved (gateway/clients.py)
     if config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF:
-        platform.console_write("gateway token off: anyone who reaches port {} may chat, as {} (ws_open_role)\n"
+        platform.console_write("gateway token off: anyone who reaches port {} may chat, as {} (ws_open_role); "
+                               "clients connected with the token were closed\n"
                                .format(config.get("gw_config", "ws_port"), _role(gateway, "ws_open_role")))
     else:
-        platform.console_write("gateway token saved; new connections need it "
-                               "(clients already connected stay)\n")
+        platform.console_write("gateway token saved; every connection needs it: those opened with the old one "
+                               "were closed\n")
 
 
 async def cmd_set_port(gateway, port):
@@ -68,7 +70,7 @@ def _set_role(gateway, key, role, who):
         platform.console_write("{}: {}{}".format(key, _role(gateway, key), _WHAT_ROLES_MAY))
         return
     gateway.app.config.set("gw_config", key, role)  # the row's words: observer, operator or owner
-    platform.console_write("{} = {} (saved; {} connecting from now on act with it)\n".format(
+    platform.console_write("{} = {} (saved; {} act with it now, those connected too)\n".format(
         key, gateway.app.config.get("gw_config", key), who))
 
 

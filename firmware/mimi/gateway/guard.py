@@ -2,24 +2,33 @@
 # to (Host: a foreign name is DNS rebinding), the web pages that may use the web chat and /mcp (Origin), and the
 # role a web chat client acts with (ws_role with the token, ws_open_role while it is off).
 from mimi.gateway import auth
+from mimi.platform import const
 from mimi.safety import roles
 
 NS = "gw_config"
+MCP_NS = "mcp_config"  # mimi.mcp.NS (that package's boot part is let go after boot): /mcp's token is checked here
+MCP_TOKEN_WRONG = "token missing or wrong: send 'Authorization: Bearer <token>' (the console's ws_token shows it, " \
+    "or set_mcp_token sets one for MCP)"
 _LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+_IPV6_GROUPS = const(8)  # 16-bit groups of an IPv6 address; an IPv4 tail stands for the last two
+_IPV6_GROUP_DIGITS = const(4)
+_HEX = "0123456789abcdef"
 
 
 def _name(host):
-    """The name part of a Host value or an origin's host: lower case, no port, no trailing dot."""
+    """The name part of a Host value or an origin's host: lower case, no port, no trailing dot ("" when it is not
+    a name and port)."""
     host = host.strip().lower()
-    if host.startswith("["):  # an IPv6 literal, its port after the bracket
-        return host[:host.find("]") + 1]
+    if host.startswith("["):  # an IPv6 literal, its port after the bracket and nothing else
+        end = host.find("]")
+        port = host[end + 1:]
+        if end < 0 or (port and not (port[0] == ":" and port[1:].isdigit())):
+            return ""
+        return host[:end + 1]
     return host.rsplit(":", 1)[0].rstrip(".")
 
 
-def _is_ip(name):
-    """An IPv4 or IPv6 literal: a browser that sent it reached that address itself, no name was resolved."""
-    if name.startswith("["):
-        return name.endswith("]")
+def _is_ipv4(name):
     parts = name.split(".")
     if len(parts) != 4:
         return False
@@ -27,6 +36,33 @@ def _is_ip(name):
         if not part or len(part) > 3 or not part.isdigit() or int(part) > 255:
             return False
     return True
+
+
+def _is_ipv6(text):
+    """Hex groups of 1..4 digits, one "::" at most standing for one or more zero groups, maybe an IPv4 tail."""
+    head, gap, tail = text.partition("::")
+    if "::" in tail:
+        return False
+    groups = (head.split(":") if head else []) + (tail.split(":") if tail else [])
+    wanted = _IPV6_GROUPS
+    if groups and "." in groups[-1]:
+        if not _is_ipv4(groups.pop()):
+            return False
+        wanted -= 2
+    for group in groups:
+        if not 0 < len(group) <= _IPV6_GROUP_DIGITS:
+            return False
+        for ch in group:
+            if ch not in _HEX:
+                return False
+    return len(groups) < wanted if gap else len(groups) == wanted
+
+
+def _is_ip(name):
+    """An IPv4 or IPv6 literal: a browser that sent it reached that address itself, no name was resolved."""
+    if name.startswith("[") and name.endswith("]"):
+        return _is_ipv6(name[1:-1])
+    return _is_ipv4(name)
 
 
 def address(request):
@@ -87,6 +123,11 @@ def origin_allowed(config, headers, loopback_pages=False):
     if origin in listed(config, "origins"):
         return True
     return loopback_pages and sep and _name(place) in _LOOPBACK
+
+
+def mcp_token(config):
+    """The token /mcp takes: mcp_config.token, else the web chat's (auth.OFF: none needed)."""
+    return config.get(MCP_NS, "token") or auth.current(config)
 
 
 def role(config, key):

@@ -74,12 +74,15 @@ def parse_frame(data):
     return "message", chat_id, content
 
 
-def hello(chat_id, role=None):
-    """The first frame: the client's chat, and the role it acts with (the page offers the owner's views only to
-    the owner)."""
-    if role is None:
-        return json.dumps({"type": "hello", "chat_id": chat_id})
-    return json.dumps({"type": "hello", "chat_id": chat_id, "role": role})
+def hello(chat_id, role=None, upload_key=None):
+    """The first frame, and again when the role changes: the client's chat, the role it acts with (the page offers
+    the owner's views only to the owner) and its upload key (POST /upload?key=: the upload is this connection's)."""
+    frame = {"type": "hello", "chat_id": chat_id}
+    if role is not None:
+        frame["role"] = role
+    if upload_key is not None:
+        frame["upload_key"] = upload_key
+    return json.dumps(frame)
 
 
 def user(chat_id, text):

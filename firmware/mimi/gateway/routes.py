@@ -3,10 +3,11 @@
 # strong ETag: an unchanged file is a 304.
 import binascii
 import hashlib
+import json
 
 from microdot import Response
 
-from mimi.gateway import guard
+from mimi.gateway import auth, guard
 from mimi.gateway.web import Web, refuse
 from mimi.platform import const, log
 from mimi.storage import files
@@ -16,6 +17,12 @@ _PAGE_NAME = "index.html"
 _SHORT_OF_MEMORY = "the device is short of memory; try again later"
 _SCRIPT = "application/javascript; charset=utf-8"
 _ETAG_HEX = const(16)  # hex digits of the file's SHA-256 in its ETag
+_WEB_CHAT = ("/ws", "/upload")  # the token's and the board's own pages' (Origin)
+_TAKES_BODY = ("/upload", "/mcp")  # any other route is sent a body only by a client up to no good: 413, unread
+_JSONRPC_INVALID_REQUEST = const(-32600)  # mcp/server_rpc.py's INVALID_REQUEST: a refused client never loads it
+_OTHER_SITE = "requests from web pages of other sites are refused (gw_config.origins lists other pages that may)"
+_WRONG_TOKEN = "gateway token missing or wrong"
+_BEARER = 'Bearer realm="mimi"'
 
 
 def _file(path, content_type, headers):
@@ -57,20 +64,39 @@ class Routes(Web):
         self.get("/favicon.svg")(self._icon)
         self.get("/favicon.ico")(self._icon)  # asked for by name whatever the page links
         self.route("/mcp", methods=["GET", "POST", "DELETE"])(self._mcp)
-        self.before_request(self._screen)
 
-    async def _screen(self, request):
-        """Before every route: a name the board does not answer to is 421 whatever the Origin (DNS rebinding);
-        the web chat's endpoints take no request of another site's page (403). /mcp checks its Origin itself."""
+    streamed = ("/upload",)  # its body goes to flash a piece at a time, never read whole (Web)
+
+    async def screen(self, request):
+        """On the request's head, before a byte of its body is read (Web.handle_request), the refused connection
+        then closed: a name the board does not answer to is 421 whatever the Origin (DNS rebinding); /ws, /upload
+        and /mcp take no request of another site's page (403) and none without their token (401); a route that
+        takes no body is sent none (413)."""
         config = self.gateway.app.config
-        if not guard.host_allowed(config, request.headers):
+        headers, path = request.headers, request.path
+        if not guard.host_allowed(config, headers):
             log("gateway: refused a request for a name that is not the board's (Host)")
             return await refuse(request, "421 Misdirected Request", "this board does not answer to that name "
                                 "(gw_config.hosts lists other names it answers to)", "Vary: Host")
-        if request.path in ("/ws", "/upload") and not guard.origin_allowed(config, request.headers):
-            log("gateway: refused a request from a page of another site (Origin)")
-            return await refuse(request, "403 Forbidden", "requests from web pages of other sites are refused "
-                                "(gw_config.origins lists other pages that may)", "Vary: Origin")
+        if path == "/mcp":  # as the MCP server checks it, answered here: a refused client never loads the server
+            if not guard.origin_allowed(config, headers, True):
+                return _rpc_refused(403, "Forbidden", "Forbidden: " + _OTHER_SITE, {"Vary": "Origin"})
+            token = guard.mcp_token(config)
+            if token != auth.OFF and not auth.carries(request, token):
+                return _rpc_refused(401, "Unauthorized", guard.MCP_TOKEN_WRONG, {"WWW-Authenticate": _BEARER})
+        elif path in _WEB_CHAT:
+            if not guard.origin_allowed(config, headers):
+                log("gateway: refused a request from a page of another site (Origin)")
+                return await refuse(request, "403 Forbidden", _OTHER_SITE, "Vary: Origin")
+            if guard.client_role(config, request) is None:
+                if path == "/upload":  # the page reads an upload's answer as JSON
+                    return Response(json.dumps({"error": _WRONG_TOKEN}), 401,
+                                    {"Content-Type": "application/json", "WWW-Authenticate": _BEARER},
+                                    reason="Unauthorized")
+                return await refuse(request, "401 Unauthorized", _WRONG_TOKEN + ": add ?token=<token> (the "
+                                    "console command ws_token shows it)", "WWW-Authenticate: " + _BEARER)
+        if request.content_length and path not in _TAKES_BODY:
+            return await refuse(request, "413 Payload Too Large", "this address takes no request body")
         return None
 
     def _asset(self, request, name, content_type):
@@ -111,7 +137,7 @@ class Routes(Web):
             try:
                 from mimi.gateway.uploads import Uploads
 
-                gateway.uploads = Uploads(gateway.app)
+                gateway.uploads = Uploads(gateway)
             except MemoryError:  # before anything was read: the client is told, nothing is half done
                 log("gateway: no memory to take an upload; refused it")
                 return Response('{"error": "' + _SHORT_OF_MEMORY + '"}', 503,
@@ -131,7 +157,7 @@ class Routes(Web):
                                     "Retry-After: 10")
         return await gateway.sessions.serve(request)
 
-    async def _mcp(self, request):
+    async def _mcp(self, request):  # the screen checked its page and its token on the head
         if self.mcp is None:
             try:
                 from mimi.mcp.server import Server
@@ -142,3 +168,10 @@ class Routes(Web):
                 return Response('{"error": "' + _SHORT_OF_MEMORY + '"}', 503,
                                 {"Content-Type": "application/json", "Retry-After": "10"})
         return await self.mcp.serve(request)
+
+
+def _rpc_refused(status, reason, message, headers):
+    """/mcp's refusal as a JSON-RPC error, as mcp/server_rpc.py writes one."""
+    headers["Content-Type"] = "application/json"
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": _JSONRPC_INVALID_REQUEST, "message": message}}
+    return Response(json.dumps(body).encode(), status, headers, reason=reason)

@@ -1,6 +1,10 @@
 # Web chat attachments: POST /upload streams a photo or file to flash; an "attach" frame sends it to Claude.
+# An upload is the connection's whose key it carried (?key=, from that connection's hello frame): its id (64 random
+# bits) means nothing to another connection, and it goes when its connection does.
 import asyncio
+import binascii
 import json
+import os
 
 from microdot import Response
 
@@ -15,6 +19,9 @@ READ_TIMEOUT_S = const(10)  # silence while an upload streams in
 _PIECE = const(1024)
 _RUNNING_MAX = const(4)  # uploads streaming in at once, all clients together; past it: 503
 _RUNNING_PER_CLIENT = const(2)  # ... and from one address
+_ID_RANDOM_BYTES = const(8)  # an upload's id: up_<16 hex digits>
+_NOT_KEYED = "upload key missing or unknown: an upload belongs to a web chat connection (send its hello frame's " \
+    "upload_key as ?key=)"
 
 
 def _answer(status, body):
@@ -25,11 +32,11 @@ class Uploads:
     deadline_s = 60  # an upload takes at most this long ...
     rate_floor = 32 * 1024  # ... or, a large one, as long as this many bytes a second need (5 MB: 160 s)
 
-    def __init__(self, app):
-        self.app = app
-        self.pending = []  # (id, item), oldest first
+    def __init__(self, gateway):
+        self.app = gateway.app
+        self.gateway = gateway
+        self.pending = []  # (id, the uploading connection's key, item), oldest first
         self.running = []  # the address of each upload streaming in now
-        self._next = 1
 
     def _kind(self, name, media_type, size):
         photo_max, _, file_max = attachments.limits(self.app.config)
@@ -48,9 +55,12 @@ class Uploads:
         return kind, file_max
 
     async def receive(self, request):
-        """POST /upload?name=<file name>, Content-Type the file's type, the bytes as the body."""
-        if guard.client_role(self.app.config, request) is None:
-            return _answer(401, {"error": "gateway token missing or wrong"})
+        """POST /upload?key=<upload key>&name=<file name>, Content-Type the file's type, the bytes as the body (the
+        gateway checked the token on the head: gateway/routes.py)."""
+        sessions = self.gateway.sessions
+        owner = sessions.keyed(request.args.get("key")) if sessions is not None else None
+        if owner is None:  # before a byte of the body
+            return _answer(403, {"error": _NOT_KEYED})
         address = guard.address(request)
         if len(self.running) >= _RUNNING_MAX or self.running.count(address) >= _RUNNING_PER_CLIENT:
             log("gateway: refused an upload: {} are streaming in already".format(len(self.running)))
@@ -59,11 +69,11 @@ class Uploads:
                             503, {"Content-Type": "application/json", "Retry-After": "10", "Connection": "close"})
         self.running.append(address)
         try:
-            return await self._receive(request)
+            return await self._receive(request, owner.upload_key)
         finally:
             self.running.remove(address)
 
-    async def _receive(self, request):
+    async def _receive(self, request, key):
         size = request.content_length or 0
         name = attachments.safe_name(request.args.get("name") or "file")
         media_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -75,8 +85,7 @@ class Uploads:
         except Refused as exc:
             return _answer(413 if "limit" in str(exc) else 415, {
                 "error": str(exc), "photo_max_bytes": photo_max, "photo_max_px": photo_px, "file_max_bytes": file_max})
-        upload_id = "up_{}".format(self._next)
-        self._next += 1
+        upload_id = "up_" + binascii.hexlify(os.urandom(_ID_RANDOM_BYTES)).decode()
         ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1] if "." in name else "bin")[:8]
         path = attachments.inbox_path(self.app.flash.root, "ws_" + upload_id, ext)
         deadline = max(self.deadline_s, size // self.rate_floor)
@@ -98,9 +107,9 @@ class Uploads:
             return _answer(400, {"error": "the upload broke off ({}); please try again".format(exc)})
         item = attachments.media(kind, path, media_type if kind in ("image", "audio") else (
             "application/pdf" if kind == "pdf" else "text/plain"), name, size)
-        self.pending.append((upload_id, item))
+        self.pending.append((upload_id, key, item))
         while len(self.pending) > _PENDING_MAX:
-            files.remove(self.pending.pop(0)[1]["path"])
+            files.remove(self.pending.pop(0)[2]["path"])
         log("gateway: received {} ({} bytes) as {}".format(name, size, upload_id))
         return _answer(200, {"id": upload_id, "name": name, "kind": kind, "size": size})
 
@@ -121,9 +130,16 @@ class Uploads:
                 f.write(data)
                 left -= len(data)
 
-    def take(self, upload_id):
+    def take(self, upload_id, key):
+        """The upload with this id that the connection of this key made (removed from those waiting), or None."""
         for entry in self.pending:
-            if entry[0] == upload_id:
+            if entry[0] == upload_id and entry[1] == key:
                 self.pending.remove(entry)
-                return entry[1]
+                return entry[2]
         return None
+
+    def forget(self, key):
+        """A connection's uploads not yet sent, with their files: it has gone."""
+        for entry in [entry for entry in self.pending if entry[1] == key]:
+            self.pending.remove(entry)
+            files.remove(entry[2]["path"])

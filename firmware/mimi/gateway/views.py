@@ -16,6 +16,8 @@ _NAME_MAX = const(64)
 _OFF_REFUSED = "changes from the page need a gateway token: set one on the console (set_ws_token <token>)"
 _TOKEN_KEPT = "the gateway token is not cleared from the page (this page would be locked out): set_ws_token " \
     "on the console makes a new one"
+_SETTING_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NO_SETTING = "error: no such setting (a setting's name is namespace.key, of a-z, 0-9 and _: config_show lists them)"
 _lock = None  # one console command at a time: its output is taken while it runs
 
 
@@ -39,6 +41,8 @@ async def answer(app, kind, frame):
         name, value = _word(frame.get("name"), "name"), frame.get("value")
         if not isinstance(value, str) or "\n" in value or "\r" in value:
             raise ValueError("value must be one line of text")
+        if not _known(app, name):  # a tab in it would make the console's words name another setting
+            return _done(kind, False, _NO_SETTING, name)
         if not value.strip():  # Reset: the default applies again (config_set takes no empty value)
             return _reset(app, name)
         log("gateway: the page changes {}".format(name))
@@ -56,6 +60,19 @@ def _word(value, what):
     if not isinstance(value, str) or not 0 < len(value) <= _NAME_MAX or " " in value or '"' in value:
         raise ValueError("{} must be 1 to {} characters without spaces".format(what, _NAME_MAX))
     return value
+
+
+def _known(app, name):
+    """Is `name` exactly one setting's namespace.key (nothing but a-z, 0-9 and _ around its dot)?"""
+    ns, dot, key = name.partition(".")
+    for ch in ns + key:
+        if ch not in _SETTING_CHARS:
+            return False
+    try:
+        app.config.is_set(ns, key)
+    except KeyError:
+        return False
+    return bool(dot)
 
 
 def _done(kind, ok, text, name=None):
@@ -114,13 +131,11 @@ def _reset(app, name):
     ns, _, key = name.partition(".")
     if not _clearable(ns, key):
         return _done("set", False, _TOKEN_KEPT, name)
-    try:
-        app.config.unset(ns, key)
-    except KeyError:
-        return _done("set", False, "error: no setting {}".format(name), name)
+    dropped = app.config.unset(ns, key)  # True: the URL's key went with it (another host)
     log("gateway: the page resets {}".format(name))
     now = [row[2] for row in app.config.shown() if row[0] == ns and row[1] == key]
-    return _done("set", True, "{} = {} (the default; saved, in effect now)".format(name, now[0]), name)
+    return _done("set", True, "{} = {} (the default; saved, in effect now){}".format(
+        name, now[0], "; " + config.KEY_DROPPED if dropped else ""), name)
 
 
 # -- memory: SOUL.md, USER.md, MEMORY.md, the daily notes; the skills (read-only) --

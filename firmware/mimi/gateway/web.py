@@ -1,11 +1,11 @@
 # The gateway's microdot: each request's head read first, within a deadline and bounded before anyone is
-# authenticated (only the headers the gateway uses kept), then served by microdot's own handle_request from what
-# was read; a connection closed only once the client has stopped sending (a lingering close), Nagle's algorithm
-# off per connection.
+# authenticated (only the headers the gateway uses kept), screened on that head (its route, name, page and token:
+# no byte of a body is read before), then dispatched by microdot's own dispatch_request; a connection closed only
+# once the client has stopped sending (a lingering close), Nagle's algorithm off per connection.
 import asyncio
 
 from microdot import Microdot, Request, Response
-from microdot.microdot import MUTED_SOCKET_ERRORS
+from microdot.microdot import MUTED_SOCKET_ERRORS, NoCaseDict
 
 from mimi import platform
 from mimi.platform import const
@@ -28,14 +28,19 @@ class HeadTooLarge(ValueError):
     """The request's head has more header lines or bytes than the gateway reads: answered 431."""
 
 
+class Malformed(ValueError):
+    """A request the gateway refuses to read, its reason in words: answered 400 with them."""
+
+
 async def read_head(reader):
     """(the head as the gateway keeps it: its request line and kept header lines, bytes; the body's length;
     bytes read past the head) of the next request, or None when the connection closes first. Read through one
     fixed buffer of a line's size: a client that sends 1,500 headers holds no more than that. HeadTooLarge past
-    the caps, ValueError for a line too long or malformed (UnicodeError: a kept line that is not UTF-8)."""
+    the caps, ValueError for a line too long or malformed (UnicodeError: a kept line that is not UTF-8; Malformed:
+    two Host headers, which a proxy and the board could read as two names)."""
     buf = bytearray(Request.max_readline)
     view = memoryview(buf)
-    filled = used = count = values = length = 0
+    filled = used = count = values = length = hosts = 0
     kept = None
     while True:
         end = buf.find(b"\n", 0, filled)
@@ -76,6 +81,10 @@ async def read_head(reader):
             raise ValueError("a header line without a colon")
         name = name.strip().lower()
         if name in _KEPT:
+            if name == b"host":
+                hosts += 1
+                if hosts > 1:
+                    raise Malformed("two Host headers: a request names one host")
             value = value.strip()
             values += len(value)
             if values > _KEPT_MAX:
@@ -96,15 +105,14 @@ async def _read_into(reader, view):
 
 
 class Replay:
-    """The reader microdot and the routes read: first what the gateway read already (the kept head, the
-    body's start or a small body read whole, a WebSocket client's first frames), then the connection's own
-    (none: the connection read to its end). It counts down what the request still holds unread (head and
-    body), so the answer's close knows whether the client is still sending."""
+    """The reader the routes read: first what the gateway read already with the head (the body's start, a
+    WebSocket client's first frames), then the connection's own. It counts down what the request's body still
+    holds unread, so the answer's close knows whether the client is still sending."""
 
-    def __init__(self, reader, head, length, *rest):
+    def __init__(self, reader, length, *pieces):
         self.reader = reader
-        self.pieces = [piece for piece in (head,) + rest if piece]
-        self.unread = len(head) + length
+        self.pieces = [piece for piece in pieces if piece]
+        self.unread = length
 
     def _take(self, n):
         piece = self.pieces[0]
@@ -163,26 +171,47 @@ async def drain(reader):
         pass
 
 
-async def read_request(reader):
-    """The head read (read_head), and a small body too (microdot reads it whole): (head, length, the bytes that
-    came with the head, the rest of a small body), or None when the connection closed first."""
-    head = await read_head(reader)
-    if head is None:
-        return None
-    head, length, rest = head
-    more = b""
-    if len(rest) < length <= Request.max_body_length:
-        more = await reader.readexactly(length - len(rest))
-    return head, length, rest, more
+async def read_body(replay, length):
+    """A small body read whole into one buffer of its size (what came with the head first): one allocation, never
+    its pieces joined. EOFError when the client stops inside it."""
+    body = bytearray(length)
+    view = memoryview(body)
+    got = 0
+    while got < length:
+        count = await replay.readinto(view[got:])
+        if not count:
+            raise EOFError()
+        got += count
+    return body
+
+
+def parsed_head(head):
+    """(method, URL, HTTP version, headers) of a head read_head kept (its lines checked there)."""
+    lines = head.decode().split("\r\n")
+    method, url, version = lines[0].split()
+    headers = NoCaseDict()
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name] = value.strip()
+    return method, url, version.split("/", 1)[1], headers
 
 
 class Web(Microdot):
-    """microdot, each request's head read by the gateway first (handle_request: a deadline, the caps), served
-    by microdot's own handle_request from a Replay of it; uploads up to max_content_length (each request's,
-    dispatch_request), every other route reading at most Request.max_body_length (16 KB)."""
+    """microdot, each request's head read by the gateway first (handle_request: a deadline, the caps) and
+    screened (screen(): nothing of its body read yet), then dispatched by microdot; uploads up to
+    max_content_length (each request's, dispatch_request), every other route reading at most
+    Request.max_body_length (16 KB), read whole once the screen let it through (streamed: routes that read it
+    themselves)."""
 
     # /upload streams photos and files to flash: the media limits top out at 5 MB
     max_content_length = 5 * 1024 * 1024 + 4096
+    streamed = ()  # paths whose body the route streams itself: never read whole
+
+    async def screen(self, request):
+        """Before any of the body is read: None to go on, else the answer (Response.already_handled: written);
+        the connection is then closed. The routes' own (gateway/routes.py)."""
+        return None
 
     async def serve(self, reader, writer):
         """A connection the gateway's listener accepted (gateway/server.py), served as microdot's
@@ -201,40 +230,78 @@ class Web(Microdot):
 
     async def handle_request(self, reader, writer):
         """A silent or half-sent request no longer holds its connection (and its memory) open for ever; other
-        clients are served meanwhile. What microdot reads is what the gateway kept."""
+        clients are served meanwhile. The route and the token are checked on the head (screen): a refused request
+        holds no byte of its body, and its connection is closed."""
         platform.tcp_nodelay(writer)
+        started = platform.ticks_ms()
         try:
-            read = await asyncio.wait_for(read_request(reader), REQUEST_TIMEOUT_S)
+            read = await asyncio.wait_for(read_head(reader), REQUEST_TIMEOUT_S)
         except asyncio.TimeoutError:
-            platform.log("gateway: a client sent no complete request within {} s; hung up".format(
-                REQUEST_TIMEOUT_S))
+            _hung_up()
             read = None
         except HeadTooLarge:  # before any route: nothing kept, the client told, the connection closed
             platform.log("gateway: answered 431 to a request of over {} header lines or {} bytes".format(
                 _HEADERS_MAX, _HEAD_MAX))
-            await _too_large(reader, writer)
+            await _refuse_unread(reader, writer, "431 Request Header Fields Too Large", "request header fields "
+                                 "too large")
             return
         except OSError as exc:
             if exc.errno not in MUTED_SOCKET_ERRORS:
                 platform.print_exception(exc)
             read = None
-        except Exception as exc:  # a malformed request line or header: microdot answers 400 to nothing read
-            platform.log("gateway: answered 400 to a malformed request ({})".format(_malformed(exc)))
-            read = (b"", 0)
+        except Exception as exc:  # a malformed request line or header: 400, and why
+            reason = _malformed(exc)
+            platform.log("gateway: answered 400 to a malformed request ({})".format(reason))
+            await _refuse_unread(reader, writer, "400 Bad Request", "bad request: " + reason)
+            return
         if read is None:
             await _close_quietly(writer)
             return
-        # a malformed request: nothing to read (microdot's answer to no request is its 400)
-        replay = Replay(reader if read[0] else None, *read)
+        head, length, rest = read
+        replay = Replay(reader, length, rest)
         close = writer.aclose
 
-        async def aclose():  # microdot's last call: what the client still sends heard out first
-            if replay.unread > 0 or replay.reader is None:
+        async def aclose():  # the last call: what the client still sends heard out first
+            if replay.unread > 0:
                 await drain(reader)
             await close()
 
         writer.aclose = aclose
-        await super().handle_request(replay, writer)
+        head = parsed_head(head)
+        request = self._request(head, replay, writer)
+        try:
+            response = await self.screen(request)
+        except Exception as exc:  # a bug, or no memory: this client is told, the gateway goes on
+            platform.print_exception(exc)
+            response = Response("the device could not take this request; try again later\n", 503)
+        if response is None and 0 < length <= Request.max_body_length and request.path not in self.streamed:
+            left_ms = REQUEST_TIMEOUT_S * 1000 - platform.ticks_diff(platform.ticks_ms(), started)
+            try:  # let through: a small body is read whole, as microdot would
+                body = await asyncio.wait_for(read_body(replay, length), max(left_ms, 0) / 1000)
+            except asyncio.TimeoutError:
+                _hung_up()
+                await _close_quietly(writer)
+                return
+            except (EOFError, OSError):  # the client went away inside its body
+                await _close_quietly(writer)
+                return
+            request = self._request(head, replay, writer, body)
+        if response is None:
+            response = await self.dispatch_request(request)
+        try:
+            if response != Response.already_handled:
+                await response.write(writer)
+            await writer.aclose()
+        except OSError as exc:
+            if exc.errno not in MUTED_SOCKET_ERRORS:
+                raise
+
+    def _request(self, head, replay, writer, body=b""):
+        """microdot's Request of a parsed head: its body given once read whole, else the route reads it from the
+        replay."""
+        method, url, version, headers = head
+        return Request(self, writer.get_extra_info("peername"), method, url, version, headers, body=body,
+                       stream=None if body else replay, sock=(replay, writer))
 
     async def dispatch_request(self, req):
         if req:
@@ -242,18 +309,25 @@ class Web(Microdot):
         return await super().dispatch_request(req)
 
 
-async def refuse(request, status, text, header):
+async def refuse(request, status, text, header=None):
     """Answer with a short plain-text error, written by hand: WebSocket clients want HTTP/1.1
     and microdot answers HTTP/1.0."""
     body = (text + "\n").encode()
-    head = "HTTP/1.1 {}\r\n{}\r\nContent-Type: text/plain; charset=utf-8\r\n" \
-        "Content-Length: {}\r\nConnection: close\r\n\r\n".format(status, header, len(body))
+    head = "HTTP/1.1 {}\r\n{}Content-Type: text/plain; charset=utf-8\r\n" \
+        "Content-Length: {}\r\nConnection: close\r\n\r\n".format(status, header + "\r\n" if header else "",
+                                                                 len(body))
     await request.sock[1].awrite(head.encode() + body)
     return Response.already_handled
 
 
+def _hung_up():
+    platform.log("gateway: a client sent no complete request within {} s; hung up".format(REQUEST_TIMEOUT_S))
+
+
 def _malformed(exc):
-    """What was wrong with a request microdot could not read, in a few words."""
+    """What was wrong with a request the gateway could not read, in a few words."""
+    if isinstance(exc, Malformed):
+        return str(exc)
     if isinstance(exc, UnicodeError):  # before ValueError: a subclass of it on both runtimes
         return "bytes that are not UTF-8"
     if "too long" in str(exc):
@@ -261,11 +335,12 @@ def _malformed(exc):
     return "{}: {}".format(type(exc).__name__, str(exc)[:60])
 
 
-async def _too_large(reader, writer):
-    body = b"request header fields too large\n"
+async def _refuse_unread(reader, writer, status, text):
+    """A request refused before its head was read whole: told why, heard out briefly, closed."""
+    body = (text + "\n").encode()
     try:
-        await writer.awrite(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"
-                            b"Content-Length: 32\r\nConnection: close\r\n\r\n" + body)
+        await writer.awrite("HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n"
+                            "Connection: close\r\n\r\n".format(status, len(body)).encode() + body)
     except OSError:
         pass
     await drain(reader)

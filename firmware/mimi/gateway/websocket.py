@@ -132,6 +132,16 @@ class WebSocket(_MicrodotWebSocket):
             pass  # the peer answered badly or not at all: hang up anyway
         await self._close_tcp()
 
+    async def end(self, code, reason=""):
+        """Close from another task while receive() waits in its own: the close frame now (no frame is sent after
+        it); the peer's answer, read by that receive(), ends the connection. Whoever calls this hangs up if the
+        peer never answers."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_code = code
+        await self._send_frame(OP_CLOSE, close_payload(code, reason))
+
     async def _read_frame(self):
         reader = self.request.sock[0]
         head = await reader.readexactly(2)
@@ -192,9 +202,10 @@ class WebSocket(_MicrodotWebSocket):
             await self._send_frame(OP_PONG, payload)
         elif opcode == OP_CLOSE:
             code, reason = parse_close(payload)
-            await self._send_frame(OP_CLOSE, close_payload(code or CLOSE_NORMAL))
-            self.closed = True
-            self.close_code = code or CLOSE_NO_STATUS
+            if not self.closed:  # the peer's close, answered; the answer to ours (end()) is not
+                await self._send_frame(OP_CLOSE, close_payload(code or CLOSE_NORMAL))
+                self.closed = True
+                self.close_code = code or CLOSE_NO_STATUS
             await self._close_tcp()
             raise ConnectionClosed(self.close_code, reason)
         # a pong needs no answer

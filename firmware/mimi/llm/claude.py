@@ -184,7 +184,7 @@ class Claude:
         try:
             if response.status != 200:
                 raw = await response.read(ERROR_BODY_MAX)
-                raise from_response(response.status, response.headers, raw, model, profile)
+                raise from_response(response.status, response.headers, raw, model, profile, self.models.secrets())
             parser = SSEParser()
             assembler = MessageAssembler()
             while not assembler.done:
@@ -205,7 +205,7 @@ class Claude:
                         await on_delta(delta)
             return assembler
         except StreamError as exc:
-            raise from_stream_error(exc, profile)
+            raise from_stream_error(exc, profile, self.models.secrets())
         except http.LineTooLong as exc:  # a proxy's or a broken stream's doing: worth another try before text
             raise ModelError("bad_stream", "{}'s reply could not be read: {}".format(who, exc), True)
         except http.HTTPError as exc:

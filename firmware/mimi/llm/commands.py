@@ -1,6 +1,7 @@
 # The model profiles' console commands (llm_add, llm_key, llm_list, llm_remove, llm_use, llm_for, llm_price,
 # llm_note, budget_fallback), imported when one is typed.
 from mimi import platform
+from mimi.config import KEY_DROPPED
 from mimi.llm import profiles
 from mimi.llm.profiles import CLAUDE, DEFAULT, JOBS, NS
 
@@ -35,19 +36,20 @@ def _on_off(word, what):
 
 
 async def add(app, name, wire, url, model, key=None):
-    """llm_add: a new profile in a free slot, or the same name's changed (its price and key kept unless a key
-    is given); claude's own settings for the name claude."""
+    """llm_add: a new profile in a free slot, or the same name's changed (its price kept, and its key unless a key
+    is given or the URL goes to another scheme, host or port); claude's own settings for the name claude."""
     config = app.config
+    _no_key_in(name, wire, url, model)
     name = profiles.check_name(name)
     if name == CLAUDE:
         if wire.lower() != profiles.ANTHROPIC:
             raise ValueError("the claude profile speaks anthropic; add an openai server under another name")
-        config.set(_NS, "api_base", url)
+        dropped = config.set(_NS, "api_base", url)
         config.set(_NS, "model", model)
         if key:
             config.set(_NS, "api_key", key)
-        _say("profile claude saved: {} {} (set_llm_api, set_model{})".format(
-            url, model, ", set_api_key" if key else ""))
+        _say("profile claude saved: {} {} (set_llm_api, set_model{}){}".format(
+            url, model, ", set_api_key" if key else "", _dropped(dropped and not key)))
         return
     slot = _slot_of(config, name)
     old = config.get(NS, "p{}".format(slot)).split() if slot else []
@@ -58,13 +60,31 @@ async def add(app, name, wire, url, model, key=None):
         if slot is None:
             raise ValueError("all {} profile places are taken; llm_remove one first".format(profiles.SLOTS))
         config.unset(NS, "k{}".format(slot))  # a removed profile's key never carries over
-    config.set(NS, "p{}".format(slot), line)
+    dropped = config.set(NS, "p{}".format(slot), line)  # a URL on another host drops the key (config.py)
     if key:
         config.set(NS, "k{}".format(slot), key)
     profile = profiles.find(config, name)
-    _say("profile {} {}: {}".format(name, "changed" if old else "added", _describe(profile)))
+    _say("profile {} {}: {}{}".format(name, "changed" if old else "added", _describe(profile),
+                                      _dropped(dropped and not key)))
     if name not in config.get(_NS, "chain").split(","):
         _say("  ask it with: llm_use {},{} (or llm_for watcher {})".format(config.get(_NS, "chain"), name, name))
+
+
+def _no_key_in(name, wire, url, model):
+    """A key typed in a slot that is not secret (the model's, when the model was left out) is refused, never shown."""
+    from mimi import setting_values  # the one rule of a key's shape, loaded for the check and let go
+
+    try:
+        for what, word in (("name", name), ("wire format", wire), ("URL", url), ("model", model)):
+            if setting_values.looks_like_key(word):
+                raise ValueError("the {} looks like a key: not saved (the key comes last: llm_add <name> "
+                                 "<anthropic|openai> <url> <model> [key])".format(what))
+    finally:
+        platform.unload("mimi.setting_values")
+
+
+def _dropped(dropped):
+    return "; " + KEY_DROPPED if dropped else ""
 
 
 async def key(app, name, value):

@@ -15,16 +15,17 @@ class ModelError(Exception):
         return self.message
 
 
-def from_response(status, headers, raw, model, profile=None):
+def from_response(status, headers, raw, model, profile=None, secrets=()):
     """An HTTP error answer -> ModelError; retryable for 408, 409, 429, 529 and 5xx. profile: the name of a
-    profile other than claude, which the message then names."""
+    profile other than claude, which the message then names; secrets: what the provider's words are masked of
+    (Models.secrets: the message reaches the chat, the owner's notice and the log)."""
     from mimi.llm import explain
 
-    return ModelError(*explain.answer(status, headers, raw, model, profile))
+    return ModelError(*explain.answer(status, headers, raw, model, profile, secrets))
 
 
-def from_stream_error(exc, profile=None):
+def from_stream_error(exc, profile=None, secrets=()):
     """A StreamError (an `error` event or a broken event) -> ModelError; retryable like its HTTP twin."""
     from mimi.llm import explain
 
-    return ModelError(*explain.stream_error(exc.kind, exc.message, profile))
+    return ModelError(*explain.stream_error(exc.kind, exc.message, profile, secrets))

@@ -3,17 +3,18 @@
 # claude profile; another profile is named, with the command that mends it.
 from mimi import jsontext
 from mimi.platform import const
+from mimi.safety.masking import outside
 
 _MESSAGE_MAX = const(200)
 
 
-def _api_detail(raw):
+def _api_detail(raw, secrets):
     """(type, message) of an error body: Anthropic's {"error": {"type", "message"}} and OpenAI's
-    {"error": {"message", "type", "code"}} alike."""
+    {"error": {"message", "type", "code"}} alike; the message masked (a provider may quote the request's key)."""
     try:
         err = jsontext.loads(raw)["error"]
         kind = err.get("type") or err.get("code") or ""
-        return str(kind), str(err.get("message", ""))[:_MESSAGE_MAX]
+        return str(kind), outside(err.get("message", ""), secrets, _MESSAGE_MAX)
     except (ValueError, KeyError, TypeError, AttributeError):
         return "", ""
 
@@ -67,9 +68,10 @@ def _explain(status, kind, detail, model, profile):
     return _claude(status, kind, detail, model)
 
 
-def answer(status, headers, raw, model, profile=None):
-    """(kind, message, retryable, status, retry_after) of an HTTP error answer."""
-    kind, detail = _api_detail(raw)
+def answer(status, headers, raw, model, profile=None, secrets=()):
+    """(kind, message, retryable, status, retry_after) of an HTTP error answer; secrets: what its text must not
+    show (Models.secrets)."""
+    kind, detail = _api_detail(raw, secrets)
     retry_after = None
     if "retry-after" in headers:
         try:
@@ -81,8 +83,9 @@ def answer(status, headers, raw, model, profile=None):
         retry_after
 
 
-def stream_error(kind, detail, profile=None):
-    """(kind, message, retryable) of a StreamError's kind and message."""
+def stream_error(kind, detail, profile=None, secrets=()):
+    """(kind, message, retryable) of a StreamError's kind and message (masked, as answer's)."""
+    detail = outside(detail, secrets)
     retryable = kind in ("overloaded_error", "api_error", "rate_limit_error")
     if kind in ("overloaded_error", "api_error", "rate_limit_error", "authentication_error"):
         message = _explain(None, kind, detail, "", profile)

@@ -58,6 +58,14 @@ class Models:
         self.calls = 0  # calls under way
         self.let_go = False  # True: the clients' code unloaded after each call (a heap without PSRAM; app.py)
 
+    def secrets(self):
+        """What a provider's error must never show (asked only when a call failed): every secret setting that is
+        set and the tokens of Claude's MCP connector, sent with the requests; an MCP server the board calls itself
+        never sees a provider's request, and a tool's result reaches one masked (tools/registry.py)."""
+        from mimi.safety import masking
+
+        return masking.secrets(self.config, [server.get("authorization_token") for server in self.mcp_servers or ()])
+
     def claude(self):
         """The Claude client for one call (llm/claude.py, loaded now)."""
         from mimi.llm.claude import Claude

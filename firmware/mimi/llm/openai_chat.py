@@ -71,7 +71,8 @@ class OpenAIChat:
         try:
             if response.status != 200:
                 raw = await response.read(ERROR_BODY_MAX)
-                raise from_response(response.status, response.headers, raw, profile.model, name)
+                raise from_response(response.status, response.headers, raw, profile.model, name,
+                                    self.models.secrets())
             parser = SSEParser()
             assembler = ChatAssembler()
             while not assembler.done:
@@ -92,7 +93,7 @@ class OpenAIChat:
             assembler.finished(response.sent)
             return assembler
         except StreamError as exc:
-            raise from_stream_error(exc, name)
+            raise from_stream_error(exc, name, self.models.secrets())
         except http.LineTooLong as exc:
             raise ModelError("bad_stream", "{}'s reply could not be read: {}".format(name, exc), True)
         except http.HTTPError as exc:

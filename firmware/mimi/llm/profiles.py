@@ -69,8 +69,8 @@ def key_cost(config, key, counts):
 def check_name(name):
     """A profile name: 1 to 15 of a-z, 0-9, '-' and '_' (lowercased); ValueError otherwise."""
     name = name.strip().lower()
-    if not name or len(name) > _NAME_MAX:
-        raise ValueError("a profile name is 1 to {} characters: {!r}".format(_NAME_MAX, name[:20]))
+    if not name or len(name) > _NAME_MAX:  # not quoted: a key typed in its place must not be shown
+        raise ValueError("a profile name is 1 to {} characters".format(_NAME_MAX))
     for ch in name:
         if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch in "-_"):
             raise ValueError("a profile name uses a-z, 0-9, '-' and '_' only: {!r}".format(name))
@@ -123,11 +123,14 @@ def check_line(text):
     if name in (CLAUDE, DEFAULT):
         raise ValueError("'{}' is a built-in name; choose another".format(name))
     wire = parts[1].lower()
-    if wire not in WIRES:
-        raise ValueError("the wire format is anthropic or openai, not {!r}".format(parts[1][:20]))
-    url = parts[2]
-    if not (url.startswith("http://") or url.startswith("https://")) or not host_of(url):
-        raise ValueError("the URL must start with https:// or http:// and name a host, e.g. http://192.168.1.20:11434/v1")
+    if wire not in WIRES:  # not quoted: a key typed in its place must not be shown
+        raise ValueError("the wire format is anthropic or openai")
+    from mimi import url
+
+    try:
+        url.parse(parts[2])
+    except ValueError as exc:
+        raise ValueError("the URL {}, e.g. http://192.168.1.20:11434/v1".format(exc))
     parts[0], parts[1] = name, wire
     if len(parts) == 5:
         parts[4] = price_text(parse_price(parts[4]))
@@ -197,6 +200,8 @@ def chain(config, job=None):
 
 
 def host_of(url):
+    """The host of a URL checked when it was saved (mimi/url.py parses it then): read at every call, so without
+    loading the parser."""
     rest = url.split("://", 1)[-1]
     host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
     if host.startswith("["):  # an IPv6 address

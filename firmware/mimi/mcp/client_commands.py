@@ -16,30 +16,35 @@ def _say(text):
 async def add(app, name, url, token=None):
     """mcp_add <name> <url> [token]: saved, then its tools fetched now (the answer, or why not, in one line)."""
     clients = app.part("mcp_client")  # made now (parts.py), started with the network services
-    replaced = clients.store.add(name, url, token)[1]
+    replaced, dropped = clients.store.add(name, url, token)[1:]
     clients.apply()
     server = clients.servers[name]
     why = await server.fetch()
-    done = "updated" if replaced else "added"
+    done, note = "updated" if replaced else "added", _dropped(dropped)
     if why is not None:
-        _say("MCP server {} {} (saved), but it did not answer: {}; its tools come when it does".format(
-            name, done, why))
+        _say("MCP server {} {} (saved), but it did not answer: {}; its tools come when it does{}".format(
+            name, done, why, note))
         return
     names = sorted(server.tools)
     shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
-    _say("MCP server {} {} ({}): {} tool{}{}; each asks before it runs (tool_policy <tool> <level> changes that)"
+    _say("MCP server {} {} ({}): {} tool{}{}; each asks before it runs (tool_policy <tool> <level> changes that){}"
          .format(name, done, server.conn.version, len(names), "" if len(names) == 1 else "s",
-                 ": " + shown if names else ""))
+                 ": " + shown if names else "", note))
 
 
 async def add_remote(app, name, url, token=None):
     """mcp_remote <name> <https-url> [token]: a public server for Claude's MCP connector."""
     clients = app.part("mcp_client")
-    replaced = clients.store.add(name, url, token, remote=True)[1]
+    replaced, dropped = clients.store.add(name, url, token, remote=True)[1:]
     clients.apply()
     _say("MCP server {} {} for Claude's MCP connector: Anthropic's API calls it itself in each agent turn, "
-         "and the board does not see its tools (a server on your network: mcp_add)".format(
-             name, "updated" if replaced else "added"))
+         "and the board does not see its tools (a server on your network: mcp_add){}".format(
+             name, "updated" if replaced else "added", _dropped(dropped)))
+
+
+def _dropped(why):
+    """The answer's end when a server given again left its token behind (store.py says why)."""
+    return "; token dropped: " + why if why else ""
 
 
 async def list_all(app):

@@ -8,6 +8,7 @@ from mimi.mcp.client import INVALID_PARAMS, Connection, Down, McpError
 from mimi.mcp.client_tools import RemoteTool, api_name, definition, result_text
 from mimi.net.backoff import Backoff
 from mimi.platform import const
+from mimi.safety import masking
 from mimi.tools.registry import ToolError
 
 _PAGES_MAX = const(8)  # tools/list pages followed (nextCursor)
@@ -53,7 +54,7 @@ class LocalServer:
             try:
                 await self._refresh()
             except (Down, McpError) as exc:
-                return self._went_down(_why(exc))
+                return self._went_down(_why(exc, self.clients.app))
         return None
 
     async def _refresh(self):
@@ -105,11 +106,11 @@ class LocalServer:
             raise ToolError("the MCP server '{}' did not answer within {} s (mcp_config.timeout_s)".format(
                 self.name, seconds))
         except Down as exc:
-            self._went_down(_why(exc))
-            raise ToolError("the MCP server '{}' cannot be reached: {}".format(self.name, _why(exc)))
+            why = self._went_down(_why(exc, self.clients.app))
+            raise ToolError("the MCP server '{}' cannot be reached: {}".format(self.name, why))
         except McpError as exc:
             self.due = self.due or exc.code == INVALID_PARAMS  # an unknown tool: the list may have changed
-            raise ToolError("the MCP server '{}' refused the call: {}".format(self.name, _why(exc)))
+            raise ToolError("the MCP server '{}' refused the call: {}".format(self.name, _why(exc, self.clients.app)))
         finally:
             self._after_call()
         self._came_back()
@@ -142,7 +143,11 @@ class LocalServer:
         self.retry.reset()
 
 
-def _why(exc):
+def _why(exc, app):
+    """What went wrong, in words for the model, the console and mcp_list: the server's own words with every
+    secret masked (a server may quote the token it was sent)."""
     if isinstance(exc, McpError):
-        return exc.message if exc.code in (0, None) else "{} (error {})".format(exc.message, exc.code)
-    return str(exc) or exc.__class__.__name__
+        said = exc.message if exc.code in (0, None) else "{} (error {})".format(exc.message, exc.code)
+    else:
+        said = str(exc) or exc.__class__.__name__
+    return masking.outside(said, masking.of_app(app))

@@ -9,7 +9,7 @@ import os
 from microdot import Response
 
 from mimi import platform
-from mimi.gateway import auth, guard
+from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth, guard
 from mimi.mcp import NS
 from mimi.mcp.server_methods import MODERN_VERSION, Methods, initialized
 from mimi.mcp.server_rpc import (HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSON_TYPE,
@@ -41,8 +41,11 @@ class Server:
 
     def __init__(self, app):
         self.app = app
-        self.sessions = {}  # session id -> [client name (its own word), protocol version, last used (ticks_ms)]
+        # session id -> [client name (its own word), protocol version, last used (ticks_ms), the credential it was
+        # opened with (auth.credential): a new token ends it]
+        self.sessions = {}
         self.methods = Methods(app)
+        app.config.subscribe(self._on_config)
 
     async def serve(self, request):
         """One HTTP request to /mcp -> its Response. Never raises: nothing a client sends can stop the gateway."""
@@ -61,13 +64,12 @@ class Server:
         headers = request.headers
         if not guard.origin_allowed(self.app.config, headers, True):  # a web page of another site: the spec's 403
             raise refused(403, INVALID_REQUEST, "Forbidden: requests from web pages of other sites are refused")
-        token = self._token()
-        if token != auth.OFF and not _presents(request, token):
-            return error(None, INVALID_REQUEST, "token missing or wrong: send 'Authorization: Bearer <token>' (the "
-                         "console's ws_token shows it, or set_mcp_token sets one for MCP)", 401,
-                         {"WWW-Authenticate": 'Bearer realm="mimi"'})
+        token = guard.mcp_token(self.app.config)  # the gateway checked both on the head already (routes.py)
+        if token != auth.OFF and not auth.carries(request, token):
+            return error(None, INVALID_REQUEST, guard.MCP_TOKEN_WRONG, 401, {"WWW-Authenticate": 'Bearer realm="mimi"'})
+        credential = auth.credential(token)
         if request.method == "DELETE":
-            return self._end(headers.get(_SESSION))
+            return self._end(headers.get(_SESSION), credential)
         if request.method != "POST":  # GET: this server opens no stream of its own
             return error(None, INVALID_REQUEST, "Method Not Allowed: POST JSON-RPC messages here", 405,
                          {"Allow": "POST, DELETE"})
@@ -86,18 +88,27 @@ class Server:
         if version is not None and version not in HANDSHAKE_VERSIONS:  # the stateless revision (or an unknown one)
             return await self._stateless(headers, version, rid, method, params, caller)
         if method == "initialize" and rid is not None:
-            return self._open(rid, params, caller)
-        self._session(headers.get(_SESSION), rid)
+            return self._open(rid, params, caller, credential)
+        self._session(headers.get(_SESSION), rid, credential)
         if rid is None:  # a notification (notifications/initialized, cancelled...) or a response: taken
             return Response(b"", 202)
         return await self._answer(rid, method, params, caller, False)
 
-    def _token(self):
+    def _on_config(self, ns, key):
+        """A new token (mcp_config.token, or the web chat's while that is MCP's) ends every session opened with
+        the old one at once."""
+        if (ns, key) != (NS, "token") and (ns, key) != (TOKEN_NS, TOKEN_KEY):
+            return
         config = self.app.config
-        return config.get(NS, "token") or auth.current(config)  # mcp_config.token, else the web chat's
+        now = auth.credential(config.get(NS, "token") or config.get(TOKEN_NS, TOKEN_KEY))  # blank: none matches
+        ended = [session_id for session_id, session in self.sessions.items() if session[3] != now]
+        for session_id in ended:
+            del self.sessions[session_id]
+        if ended:
+            platform.log("mcp: the token changed: {} session(s) opened with the old one ended".format(len(ended)))
 
     # -- the handshake era: initialize opens a session, its id comes with every later message --
-    def _open(self, rid, params, caller):
+    def _open(self, rid, params, caller, credential):
         wanted = params.get("protocolVersion")
         info = params.get("clientInfo")
         if not isinstance(wanted, str) or not isinstance(info, dict):
@@ -107,23 +118,23 @@ class Server:
         while len(self.sessions) >= SESSIONS_MAX:
             self._forget_oldest()
         session_id = binascii.hexlify(os.urandom(16)).decode()
-        self.sessions[session_id] = [client, version, platform.ticks_ms()]
+        self.sessions[session_id] = [client, version, platform.ticks_ms(), credential]
         platform.log("mcp: {} connected from {} (protocol {})".format(client, caller, version))
         return result(rid, initialized(version), {_SESSION: session_id})
 
-    def _session(self, session_id, rid):
+    def _session(self, session_id, rid, credential):
         if session_id is None:
             raise refused(400, INVALID_REQUEST, "Bad Request: Missing session ID (initialize first, then send its "
                           "Mcp-Session-Id)", rid)
         session = self.sessions.get(session_id)
-        if session is None:
-            raise refused(404, INVALID_REQUEST, "Session not found: it ended or the board restarted; initialize "
-                          "again", rid)
+        if session is None or session[3] != credential:  # a session is its token's: another token finds none
+            raise refused(404, INVALID_REQUEST, "Session not found: it ended (the board restarted, or the token it "
+                          "was opened with changed); initialize again", rid)
         session[2] = platform.ticks_ms()
         return session[0]
 
-    def _end(self, session_id):
-        self._session(session_id, None)
+    def _end(self, session_id, credential):
+        self._session(session_id, None, credential)
         platform.log("mcp: {} disconnected".format(self.sessions.pop(session_id)[0]))
         return Response(b"", 200)
 
@@ -163,11 +174,6 @@ class Server:
             return error(rid, exc.code, exc.message, _STATUS_OF.get(exc.code, 200) if modern else 200,
                          data=exc.data)
         return result(rid, answer)
-
-
-def _presents(request, token):
-    given = auth.presented(request)
-    return given is not None and auth.same(given, token)
 
 
 def _caller(request, token):

@@ -7,9 +7,9 @@ from mimi.safety import roles
 
 _TOKEN_KEY, _ROLE_KEY = "token", "role"
 _WHAT_ROLES_MAY = (
-    "\n  observer: reading tools only (time, files, memory, system) and ask"
+    "\n  observer: reading tools only (time, files but the owner's memory, system) and ask"
     "\n  operator: also GPIO, cron, the web and messages (tools set to confirm are still refused)"
-    "\n  owner:    also files, memory and watchers: everything the console may do\n")
+    "\n  owner:    also files, memory (its resources too) and watchers: everything the console may do\n")
 
 
 def role_of(config):
@@ -31,7 +31,7 @@ def set_token(app, token):
         return
     config.set(NS, _TOKEN_KEY, token)  # the token's rule: its setting's kind (setting_values.py)
     platform.console_write("MCP token saved: MCP clients send it as 'Authorization: Bearer <token>' "
-                           "(the web chat's token no longer opens /mcp)\n")
+                           "(the web chat's token no longer opens /mcp; sessions opened with another ended)\n")
 
 
 def set_role(app, role=None):

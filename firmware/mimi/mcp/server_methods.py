@@ -27,6 +27,9 @@ _RESOURCES = (
     ("mimi://memory/MEMORY.md", "MEMORY.md", "memory_path", "the agent's long-term memory"),
 )
 _DAILY_URI = "mimi://memory/daily/{}.md"
+# What an MCP client acting with a role other than the owner's may list and read: the personality alone; USER.md,
+# MEMORY.md and the daily notes are the owner's (tools/sandbox.py OWNER_ONLY, as for the file tools).
+_EVERYONES = ("mimi://config/SOUL.md",)
 # 2026-07-28: every result says its type; lists and reads say how long they may be cached.
 _COMPLETE = b', "resultType": "complete"'
 _CACHED = b', "ttlMs": 0, "cacheScope": "private"'
@@ -82,10 +85,20 @@ class Methods:
                 answer["cacheScope"] = "private"
         return answer
 
+    def _owners(self):
+        """True while MCP clients act as the owner (mcp_role): only then are the owner's files theirs to read."""
+        from mimi.mcp.server_commands import role_of  # the settings' module, loaded at the first call
+        from mimi.safety.roles import OWNER
+
+        return role_of(self.app.config) == OWNER
+
     def _resources(self):
-        flash, listed = self.app.flash, []
+        flash, listed, owners = self.app.flash, [], self._owners()
         for uri, name, _, description in _RESOURCES:
-            listed.append({"uri": uri, "name": name, "description": description, "mimeType": _MARKDOWN})
+            if owners or uri in _EVERYONES:
+                listed.append({"uri": uri, "name": name, "description": description, "mimeType": _MARKDOWN})
+        if not owners:
+            return listed
         date = platform.utc_date()
         listed.append({"uri": _DAILY_URI.format(date), "name": "{}.md".format(date), "mimeType": _MARKDOWN,
                        "description": "today's daily note (UTC date)" if files.exists(flash.daily_path(date))
@@ -106,6 +119,9 @@ class Methods:
         if path is None:
             raise RpcError(RESOURCE_NOT_FOUND, "Resource not found: {} (resources/list names them)".format(
                 uri[:_METHOD_SHOWN_MAX]), {"uri": uri[:_METHOD_SHOWN_MAX]})
+        if uri not in _EVERYONES and not self._owners():  # refused as not there: nothing of it is said
+            raise RpcError(RESOURCE_NOT_FOUND, "Resource not found: {} is the owner's, and MCP clients do not act "
+                           "as the owner (mcp_role)".format(uri), {"uri": uri})
         return _file_result(uri, path, tail)
 
 

@@ -4,7 +4,7 @@ import json
 
 from mimi.config import mask
 from mimi.mcp import FILE_NAME  # the one name of the file; mcp.setup looks for it at boot
-from mimi.platform import const, log
+from mimi.platform import const, log, unload
 from mimi.storage import files
 
 _SERVERS_MAX = const(8)
@@ -30,15 +30,17 @@ def check_name(name):
     return name
 
 
-def _host(url):
-    rest = url.split("://", 1)[1]
-    return rest.split("/", 1)[0].split("?", 1)[0].lower()
+def _host(address):
+    """The URL's host (mimi/url.py), an IPv6 one in its brackets; ValueError for a URL that does not parse."""
+    from mimi import url
+
+    host = url.parse(address)[1]
+    return "[" + host + "]" if ":" in host else host
 
 
 def is_public(url):
     """False for a host Anthropic's servers cannot reach: a LAN address, this machine, a bare or .local name."""
-    host = _host(url)
-    name = host if host.startswith("[") else host.rsplit(":", 1)[0]
+    name = _host(url)
     if name.startswith("172.") and name.count(".") == 3:  # 172.16.0.0/12
         second = name.split(".")[1]
         return not (second.isdigit() and 16 <= int(second) <= 31)
@@ -52,10 +54,16 @@ def is_public(url):
 
 def check_url(url, remote):
     """The URL if the board's client (http or https) or Anthropic's API (public https only) can call it."""
-    if len(url) > _URL_MAX or " " in url or not (url.startswith("https://") or url.startswith("http://")):
+    if len(url) > _URL_MAX:
         raise StoreError("give the server's URL, like http://192.168.1.10:8123/mcp_server/sse")
-    if not _host(url):
-        raise StoreError("the URL {} has no host".format(url))
+    try:
+        _host(url)
+    except ValueError as exc:  # what is wrong, the URL not quoted (a key pasted into it is not shown)
+        raise StoreError("give the server's URL, like http://192.168.1.10:8123/mcp_server/sse (this one {})"
+                         .format(exc))
+    if _key_shaped(url):
+        raise StoreError("the server's URL looks like it holds a key: not saved (it would be shown in clear; the "
+                         "token goes last: mcp_add <name> <url> [token])")
     if remote and not url.startswith("https://"):
         raise StoreError("Claude's MCP connector needs an https:// URL (Anthropic's servers call it); for a "
                          "server on your network use mcp_add")
@@ -63,6 +71,22 @@ def check_url(url, remote):
         raise StoreError("Claude's MCP connector calls servers from the internet, and {} is not public; for a "
                          "server on your network use mcp_add".format(_host(url)))
     return url
+
+
+def _key_shaped(text):
+    from mimi import setting_values  # the one rule of a key's shape, loaded for the check and let go
+
+    try:
+        return setting_values.looks_like_key(text)
+    finally:
+        unload("mimi.setting_values")
+
+
+def _origin_moved(before, after):
+    """Does a server's URL go to another scheme, host or port (its token stays with the old one)?"""
+    from mimi import url
+
+    return url.origin(before) != url.origin(after)
 
 
 def _valid(server):
@@ -117,7 +141,9 @@ class Store:
         return [server for server in self.servers if server.get("remote")]
 
     def add(self, name, url, token=None, remote=False):
-        """Add or replace a server (saved): (the server, True when it replaced one of that name)."""
+        """Add or replace a server (saved): (the server, True when it replaced one of that name, why the token of
+        the one it replaced stayed behind or ""). A server given again without a token keeps its token while its
+        URL keeps its scheme, host and port and the same side calls it (the board, or Anthropic's API)."""
         check_name(name)
         check_url(url, remote)
         if token is not None and len(token) > _TOKEN_MAX:
@@ -126,11 +152,18 @@ class Store:
         if old is None and len(self.servers) >= _SERVERS_MAX:
             raise StoreError("the board keeps at most {} MCP servers (mcp_remove one first)".format(_SERVERS_MAX))
         server = {"name": name, "url": url, "remote": remote}
+        held = old.get("token") if old is not None and not token else None
+        dropped = ""
+        if held and old.get("remote", False) != remote:  # a token for the board is not Anthropic's, nor the reverse
+            dropped = "another side calls it"
+        elif held and _origin_moved(old["url"], url):
+            dropped = "the host changed"
+        token = token or (None if dropped else held)
         if token:
             server["token"] = token
         self.servers = [s for s in self.servers if s["name"] != name] + [server]
         self.save()
-        return server, old is not None
+        return server, old is not None, dropped
 
     def remove(self, name):
         """Forget a server (saved): it, or StoreError when there is none of that name."""

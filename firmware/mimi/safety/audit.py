@@ -13,7 +13,6 @@ FILE_MAX = const(262144)  # bytes of one day's file; later calls that day are no
 INPUT_MAX = const(400)  # characters of a tool input's JSON kept; a longer one is cut to text
 RESULT_MAX = const(200)  # characters of a tool result kept
 _DEPTH_MAX = const(8)
-_SECRET_MIN = const(6)  # a configured secret shorter than this is only masked as a whole value
 SECRET_WORDS = ("key", "token", "password", "passwd", "secret", "auth")
 # The console command (channels/commands.py add_lines), its code (audit_read.py) imported when it is typed.
 _COMMANDS = (
@@ -31,11 +30,12 @@ def _secret_name(name):
     return False
 
 
-def hide(text, secrets):
-    for secret in secrets:
-        if text == secret or (len(secret) >= _SECRET_MIN and secret in text):
-            text = text.replace(secret, config_module.mask(secret))
-    return text
+def hide(text, secrets, limit=None):
+    """text with every secret masked, then cut to limit (safety/masking.py: loaded at the first tool call, so a
+    board that runs none never holds it); the log's readers (audit_read, the usage view) mask with it too."""
+    from mimi.safety import masking
+
+    return masking.outside(text, secrets, limit)
 
 
 def masked(value, secrets=(), depth=0):
@@ -85,7 +85,7 @@ class Audit:
             "input": shown if len(body) <= INPUT_MAX else body[:INPUT_MAX] + "\u2026",
             "ok": not is_error,
             "ms": took_ms,
-            "result": hide(str(text)[:RESULT_MAX], secrets),
+            "result": hide(text, secrets, RESULT_MAX),  # masked, then cut: never half a secret
         }
         if turn.profile is not None:  # the model profile that asked for the call
             entry["profile"] = turn.profile
@@ -119,19 +119,22 @@ class Audit:
 
 
 def configured_secrets(config):
-    """The values of every secret setting that is set."""
-    values = []
-    for ns, key in config_module.secret_names():
-        value = config.get(ns, key)
-        if value:
-            values.append(str(value))
-    return values
+    """The values of every secret setting that is set (safety/masking.py)."""
+    from mimi.safety import masking
+
+    return masking.secrets(config)
+
+
+def _secrets_of(app):
+    from mimi.safety import masking
+
+    return masking.of_app(app)  # the MCP servers' tokens too
 
 
 def setup(app):
     """Create the audit log, put it behind every tool call and add `audit_tail [n]` to the console
     (audit_read.py, imported when it is typed)."""
-    audit = Audit(app.flash.root, lambda: configured_secrets(app.config))
+    audit = Audit(app.flash.root, lambda: _secrets_of(app))
     app.registry.guards.append(audit)
     app.console.commands.add_lines(_COMMANDS)  # app.audit: this audit (App)
     return audit

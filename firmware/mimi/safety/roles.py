@@ -1,5 +1,5 @@
 # Who is asking: owner, operator or observer. Telegram users have one each; console and gateway are the owner.
-from mimi.bus.message import CLI, SYSTEM, TELEGRAM, WEBSOCKET
+from mimi.bus.message import CLI, MCP, MQTT, SYSTEM, TELEGRAM, WEBSOCKET
 
 OWNER = "owner"
 OPERATOR = "operator"
@@ -75,6 +75,19 @@ def of_chat(config, channel, chat_id):
         if chat_id in allowed:
             return of_user(config, int(chat_id))
     return OBSERVER
+
+
+def of_conversation(config, channel, chat_id, turn_role=OWNER):
+    """Whose a conversation is, for what it may feed (MEMORY.md, the daily notes: the owner's alone) and be shown
+    (the owner's memory in its prompt): the chat's trust (of_chat; an MCP caller's or an MQTT peer's, the role
+    mcp_role or mqtt_role gives them now; a Telegram group's, the least: others read it), never more than the
+    role of the turn that asks (turn_role). Anything unknown is the least trusted."""
+    if channel in (MCP, MQTT) and config is not None:
+        role = config.get(channel + "_config", "role")
+        role = role if role in ROLES else OBSERVER
+    else:
+        role = of_chat(config, channel, chat_id)
+    return role if rank(role) <= rank(turn_role) else turn_role
 
 
 def of_turn(config, channel, meta, asker):

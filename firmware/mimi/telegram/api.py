@@ -35,10 +35,13 @@ class BotAPI:
         url = "{}/bot{}/{}".format(base, self.config.get("tg_config", "bot_token"), method)
         if body is None:
             body = json.dumps(params or {}).encode()
-        response = await http.request(
-            "POST", url, {"content-type": content_type or "application/json"}, body, read_timeout, None,
-            http.DEADLINE_S, give_way, wait
-        )
+        try:
+            response = await http.request(
+                "POST", url, {"content-type": content_type or "application/json"}, body, read_timeout, None,
+                http.DEADLINE_S, give_way, wait
+            )
+        except ValueError as exc:  # a bad api_base: the URL it quotes holds the bot token
+            raise ValueError(self._outside(str(exc)))
         try:
             raw = await response.read(_RESPONSE_MAX)
         finally:
@@ -59,5 +62,11 @@ class BotAPI:
             except ValueError:
                 pass
         raise TelegramError(
-            envelope.get("error_code", response.status), str(envelope.get("description", "")), retry_after
+            envelope.get("error_code", response.status), self._outside(envelope.get("description", "")), retry_after
         )
+
+    def _outside(self, text):
+        """Telegram's (or the URL's) words with every secret masked, the bot token first (safety/masking.py)."""
+        from mimi.safety import masking
+
+        return masking.outside(text, masking.secrets(self.config))

@@ -15,7 +15,7 @@ _ENOSPC = const(28)
 
 
 class _FileTool(Tool):
-    wants_turn = True  # the conversations (sessions/) are the owner's turns' only
+    wants_turn = True  # the conversations and the owner's memory are the owner's turns' only (sandbox.OWNER_ONLY)
 
     def _place(self, turn, path, write=False):
         try:
@@ -23,8 +23,9 @@ class _FileTool(Tool):
         except sandbox.PathRefused as exc:
             raise ToolError(str(exc))
         if sandbox.owner_only(place.rel) and turn.role != roles.OWNER:
-            raise ToolError("path '{}' refused: only the owner may read conversations and the files that wait for "
-                            "their turn ({}/)".format(place.rel, "/, ".join(sandbox.OWNER_ONLY)))
+            raise ToolError("path '{}' refused: only the owner may read conversations, the files that wait for "
+                            "their turn and the owner's memory and profile ({})".format(place.rel,
+                                                                                      sandbox.owner_only_text()))
         return place
 
 

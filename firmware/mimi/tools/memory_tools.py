@@ -70,7 +70,7 @@ class Recall(Tool):
         "properties": {"query": {"type": "string", "description": "a keyword or short phrase"}},
         "required": ["query"],
     }
-    tier, acting, level = "observer", False, "autonomous"
+    tier, acting, level = "owner", False, "autonomous"  # the owner's memory: read by the owner's turns alone
 
     def run(self, input):
         query = input["query"].strip()

@@ -9,6 +9,7 @@ from mimi.tools.lazy_tool import LazyTool
 
 _TOOL_TIMEOUT_S = const(30)
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
+_MASKING = "mimi.safety.masking"  # a result's secrets masked (_outside): loaded at a call, let go with the tools
 
 _JSON_TYPES = {
     "string": (str,),
@@ -129,6 +130,8 @@ class Registry:
                 continue
             del self._bound[name]
             platform.unload(name)
+        if not platform.held_elsewhere(_MASKING):  # the results' masking goes with them (an MCP client keeps it)
+            platform.unload(_MASKING)
 
     def definitions(self):
         """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a
@@ -183,16 +186,26 @@ class Registry:
         except asyncio.TimeoutError:
             return "{} timed out after {} s".format(name, limit), True
         except ToolError as exc:
-            return str(exc) or "{} failed".format(name), True
+            return self._outside(str(exc) or "{} failed".format(name)), True
         except Exception as exc:
-            return "{} failed: {}: {}".format(name, exc.__class__.__name__, exc), True
+            return self._outside("{} failed: {}: {}".format(name, exc.__class__.__name__, exc)), True
         text = result if isinstance(result, str) else json.dumps(result)
-        if len(text) > RESULT_MAX:
-            text = text[:RESULT_MAX] + "\n[result cut at {} characters]".format(RESULT_MAX)
+        cut = len(text) > RESULT_MAX
+        text = self._outside(text)
+        if cut:
+            text += "\n[result cut at {} characters]".format(RESULT_MAX)
         took = platform.ticks_diff(platform.ticks_ms(), started)
         if took > 2000:
             platform.log("tools: {} took {} ms".format(name, took))
         return text, False
+
+    def _outside(self, text):
+        """A tool's words as the model, the chat, the console and the audit log get them: every secret masked
+        (a page, an MCP server's answer or a service's error may quote one), cut at RESULT_MAX after. The masking's
+        code loads at the first tool call: a board that runs none never holds it."""
+        from mimi.safety import masking
+
+        return masking.outside(text, masking.of_app(self.app), RESULT_MAX)
 
 
 def code_of(tool):

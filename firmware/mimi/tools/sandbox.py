@@ -8,9 +8,10 @@ from mimi.storage import files as flash_files
 WRITABLE = ("config", "memory", "skills", "files")
 # Top-level folders the model may read but never write (the firmware owns the chat histories).
 READ_ONLY = ("sessions",)
-# The folders only the owner's turns may read or list: everyone's chat histories, and the photos and files
-# received that wait for their turn (agent/attachments.py INBOX: the owner's uploads too).
-OWNER_ONLY = ("sessions", "files/inbox")
+# The places only the owner's turns may read or list: everyone's chat histories, the photos and files received
+# that wait for their turn (agent/attachments.py INBOX: the owner's uploads too), and the owner's memory (MEMORY.md,
+# the daily notes) and profile (USER.md), which only the owner's own turns are shown (agent/context.py).
+OWNER_ONLY = ("sessions", "files/inbox", "memory", "config/USER.md")
 # Top-level folders that do not exist for the model at all (TLS trust anchors).
 HIDDEN = ("certs",)
 # Files directly in the data root with this suffix are readable and writable (e.g. HEARTBEAT.md).
@@ -29,6 +30,11 @@ def owner_only(rel):
         if rel == folder or rel.startswith(folder + "/"):
             return True
     return False
+
+
+def owner_only_text():
+    """The OWNER_ONLY places as a path names them: "sessions/, ..., config/USER.md"."""
+    return ", ".join(place if place.endswith(ROOT_FILE_SUFFIX) else place + "/" for place in OWNER_ONLY)
 
 
 class PathRefused(ValueError):

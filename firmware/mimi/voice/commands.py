@@ -1,6 +1,7 @@
 # The voice console commands: set_stt, set_stt_key, set_tts, set_tts_key, set_voice and voice_status (imported
 # when one is typed).
 from mimi import platform
+from mimi.config import KEY_DROPPED, mask
 from mimi.voice.service import NS
 
 OFF = "off"
@@ -22,14 +23,15 @@ def set_stt(app, url, model=None):
     """set_stt <url|off> [model]: where voice notes are transcribed (POST <url>/v1/audio/transcriptions)."""
     config = app.config
     if url == OFF:
-        config.unset(NS, "stt_url")
-        _say("speech-to-text off: voice notes get a one-line answer saying how to set it up")
+        dropped = config.unset(NS, "stt_url")  # its key goes with it (config.py)
+        _say("speech-to-text off: voice notes get a one-line answer saying how to set it up{}".format(
+            "; its key dropped with it" if dropped else ""))
         return
-    config.set(NS, "stt_url", url)
-    if model:
+    if model:  # first: a key typed as the model is refused before anything is saved
         config.set(NS, "stt_model", model)
-    _say("speech-to-text: {} with {} (saved; in effect now){}".format(
-        config.get(NS, "stt_url"), config.get(NS, "stt_model"),
+    dropped = config.set(NS, "stt_url", url)
+    _say("speech-to-text: {} with {} (saved; in effect now){}{}".format(
+        config.get(NS, "stt_url"), config.get(NS, "stt_model"), "; " + KEY_DROPPED if dropped else "",
         "" if config.is_set(NS, "stt_key") else "; set its key with set_stt_key <key> unless it needs none"))
 
 
@@ -37,16 +39,18 @@ def set_tts(app, url, model=None, voice=None):
     """set_tts <url|off> [model] [voice]: where replies are spoken (POST <url>/v1/audio/speech)."""
     config = app.config
     if url == OFF:
-        config.unset(NS, "tts_url")
-        _say("text-to-speech: the speech-to-text service's ({})".format(config.get(NS, "stt_url") or "none set"))
+        dropped = config.unset(NS, "tts_url")
+        _say("text-to-speech: the speech-to-text service's ({}){}".format(
+            config.get(NS, "stt_url") or "none set", "; its own key dropped with its URL" if dropped else ""))
         return
-    config.set(NS, "tts_url", url)
-    if model:
+    if model:  # first: a key typed as the model or the voice is refused before anything is saved
         config.set(NS, "tts_model", model)
     if voice:
         config.set(NS, "tts_voice", voice)
-    _say("text-to-speech: {} with {}, voice {} (saved; in effect now)".format(
-        config.get(NS, "tts_url"), config.get(NS, "tts_model"), config.get(NS, "tts_voice")))
+    dropped = config.set(NS, "tts_url", url)
+    _say("text-to-speech: {} with {}, voice {} (saved; in effect now){}".format(
+        config.get(NS, "tts_url"), config.get(NS, "tts_model"), config.get(NS, "tts_voice"),
+        "; " + KEY_DROPPED if dropped else ""))
 
 
 def _set_key(app, key, value, what):
@@ -86,8 +90,8 @@ def status(app):
     stt, tts = service.stt_settings(config), service.tts_settings(config)
     _say("speech-to-text: " + ("{} with {}, key {}".format(stt[0], stt[1], _shown(config, "stt_key")) if stt
                                else "not set (set_stt <url> [model])"))
-    _say("text-to-speech: " + ("{} with {}, voice {}, key {}".format(
-        tts[0], tts[1], tts[2], _shown(config, "tts_key" if config.get(NS, "tts_key") else "stt_key")) if tts
+    # the key text-to-speech sends: its own, or speech-to-text's when on the same host
+    _say("text-to-speech: " + ("{} with {}, voice {}, key {}".format(tts[0], tts[1], tts[2], mask(tts[3])) if tts
         else "not set (set_tts <url> [model] [voice])"))
     _say("voice replies: {}; voice notes up to {} KB".format(config.get(NS, "reply"),
                                                               config.get(NS, "max_bytes") // 1024))

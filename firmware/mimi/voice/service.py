@@ -32,13 +32,23 @@ def stt_settings(config):
 
 
 def tts_settings(config):
-    """(endpoint, model, voice, key) of the text-to-speech service (the speech-to-text one's URL and key when
-    its own are not set), or None while neither is set."""
-    base = config.get(NS, "tts_url") or config.get(NS, "stt_url")
+    """(endpoint, model, voice, key) of the text-to-speech service (the speech-to-text one's URL when its own is
+    not set; its key when its own is not set and the URL is on the speech-to-text one's scheme, host and port),
+    or None while neither is set."""
+    own, stt = config.get(NS, "tts_url"), config.get(NS, "stt_url")
+    base = own or stt
     if not base:
         return None
-    key = config.get(NS, "tts_key") or config.get(NS, "stt_key")
+    key = config.get(NS, "tts_key")
+    if not key and (not own or _same_origin(own, stt)):  # the speech-to-text key never goes to another host
+        key = config.get(NS, "stt_key")
     return endpoint(base, "speech"), config.get(NS, "tts_model"), config.get(NS, "tts_voice"), key
+
+
+def _same_origin(one, other):
+    from mimi import url
+
+    return url.origin(one) == url.origin(other)
 
 
 def headers(key, content_type):
@@ -55,11 +65,11 @@ async def post(config, what, url, key, content_type, body):
         response = await http.request("POST", url, headers(key, content_type), body, READ_TIMEOUT_S,
                                       config.get(NS, "timeout_s"), DEADLINE_S)
     except http.HTTPError as exc:
-        raise VoiceError("the {} service did not answer ({})".format(what, _scrub(str(exc), key)))
+        raise VoiceError("the {} service did not answer ({})".format(what, _scrub(str(exc), config)))
     if response.status == 200:
         return response
     try:
-        detail = await _detail(response, key)
+        detail = await _detail(response, config)
     finally:
         await response.aclose()
     if response.status in (401, 403):
@@ -68,7 +78,7 @@ async def post(config, what, url, key, content_type, body):
     raise VoiceError("the {} service answered HTTP {}{}".format(what, response.status, detail))
 
 
-async def _detail(response, key):
+async def _detail(response, config):
     """': <the service's own message>' from an error answer ({"error": {"message"}} or {"detail"}), or ''."""
     try:
         found = jsontext.loads(await response.read(_ERROR_MAX))
@@ -79,9 +89,12 @@ async def _detail(response, key):
         found = error.get("message") if isinstance(error, dict) else error or found.get("detail")
     if not isinstance(found, str) or not found.strip():
         return ""
-    found = _scrub(" ".join(found.split()), key)
+    found = _scrub(" ".join(found.split()), config)
     return ": " + (found if len(found) <= SHOWN_MAX else found[: SHOWN_MAX - 3] + "...")
 
 
-def _scrub(text, key):
-    return text.replace(key, "****") if key else text
+def _scrub(text, config):
+    """A service's words with every secret masked (safety/masking.py): its key, and any other it may quote."""
+    from mimi.safety import masking
+
+    return masking.outside(text, masking.secrets(config))
