@@ -73,21 +73,19 @@ try:
         previous = list(json.load(f))
 except (OSError, ValueError):
     previous = []
-hashes = {{}}
-for path in PATHS:
-    hashes[path] = sha256(path)
 stale = []
 for path in previous:
-    if path not in hashes and path.split("/")[0] != PROTECTED and kind(path) == "file":
+    if path not in PATHS and path.split("/")[0] != PROTECTED and kind(path) == "file":
         stale.append(path)
 dirs = [d for d in DIRS if kind(d) == "dir"]
 mpy = getattr(sys.implementation, "_mpy", 0) & 0xFF
-# One line, written a hash at a time: the whole answer as one str would ask the board for a 20 KB hole.
+# One line, each hash written as it is made: neither the answer nor a table of ~300 hashes is held whole
+# (a table's growth asked a fragmented heap for a 4.7 KB hole and failed).
 write = sys.stdout.write
 write("{marker}" + '{{"hashes": {{')
 sep = ""
-for path in hashes:
-    write(sep + json.dumps(path) + ": " + json.dumps(hashes[path]))
+for path in PATHS:
+    write(sep + json.dumps(path) + ": " + json.dumps(sha256(path)))
     sep = ", "
 write("}}, " + '"dirs": ' + json.dumps(dirs) + ', "stale": ' + json.dumps(stale) + ', "path": '
       + json.dumps(sys.path) + ', "mpy": ' + str(mpy) + "}}\\n")
