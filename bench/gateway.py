@@ -20,6 +20,10 @@ RELAY_DELAY_S = 0.01
 CLIENTS = 4
 WINDOW_S = 2.0 if QUICK else 5.0
 WARMUP_S = 1.0
+# The same .mpy bundle on a tight heap (under 2 MB: a board without PSRAM, mimi/heap.py): the model clients' code is
+# let go after each call and loaded again for the next, so its overhead less the roomy one's is what the reloads
+# cost a turn. 1536K is roomy enough for the timing's own garbage not to matter.
+TIGHT = ("mpy_tight", "mpy", "1536K")
 
 
 def text_deltas(writes):
@@ -41,13 +45,13 @@ def _last_write(writes):
 class Session:
     """A booted firmware with its gateway; open() gives a WebSocket URL with the token."""
 
-    def __init__(self, fake, runtime):
+    def __init__(self, fake, runtime, heap=None, name=None):
         self.fake = fake
         self.runtime = runtime
         self.port = free_port()
-        flash = standard_flash("gw-" + runtime, sessions=("websocket_" + CHAT,))
+        flash = standard_flash("gw-" + (name or runtime), sessions=("websocket_" + CHAT,))
         self.firmware = Firmware(runtime, flash, "--anthropic-api", fake.url, "--ws-port",
-                                 self.port)
+                                 self.port, **({"heap": heap} if heap else {}))
         self.firmware.expect(r"gateway: web chat on")
         self.firmware.ready().unlimit()
         out = self.firmware.command("ws_token")
@@ -175,8 +179,8 @@ def measure(fake, log):
     overhead, relay, throughput = {}, {}, {}
     fake.log_writes = True
     try:
-        for runtime in ("mpy", "cpython"):
-            session = Session(fake, runtime)
+        for runtime, form, heap in (("mpy", "mpy", None), ("cpython", "cpython", None), TIGHT):
+            session = Session(fake, form, heap, runtime)
             try:
                 overhead[runtime], relay[runtime] = asyncio.run(_overhead_and_relay(session))
                 throughput[runtime] = asyncio.run(_throughput(session))
@@ -188,4 +192,7 @@ def measure(fake, log):
     finally:
         fake.log_writes = False
         fake.brain = None
+    tight, roomy = overhead["mpy_tight"]["overhead_ms"]["median"], overhead["mpy"]["overhead_ms"]["median"]
+    overhead["reloads_ms"] = round(tight - roomy, 2) if tight is not None and roomy is not None else None
+    log("  what the reloads cost a turn on a tight heap: {} ms".format(overhead["reloads_ms"]))
     return overhead, relay, throughput

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "firmware"))
 sys.path.insert(0, os.path.join(ROOT, "host_sim", "standins"))  # esp32, machine, network
 
 import partition_table  # noqa: E402  (tools/, beside this file)
-from mimi.storage import defaults, layout  # noqa: E402
+from mimi.storage import layout  # noqa: E402
 
 BLOCK_SIZE = 4096  # one flash sector: esp32.Partition's block size
 # As MicroPython's VfsLfs2 formats (extmod/vfs_lfs.c defaults), so the board keeps using it as is.
@@ -28,8 +28,8 @@ LOOKAHEAD_SIZE = 32
 BLOCK_CYCLES = 100
 DISK_VERSION = 0x00020000  # on-disk format 2.0: readable by every MicroPython with LittleFS v2
 DATA = layout.Flash("data")  # mimi.app.DATA_ROOT without the leading slash: what its seed() makes
-DEFAULT_FILES = ((DATA.soul_path, defaults.DEFAULT_SOUL), (DATA.user_path, defaults.DEFAULT_USER),
-                 (DATA.memory_path, defaults.DEFAULT_MEMORY))
+DEFAULT_FILES = ((DATA.soul_path, layout.DEFAULT_SOUL), (DATA.user_path, layout.DEFAULT_USER),
+                 (DATA.memory_path, layout.DEFAULT_MEMORY))
 
 
 def shown(path):

@@ -2,7 +2,7 @@
 """`make provision`: an NVS partition image holding the board's settings, from provision.csv.
 
 provision.csv (git-ignored; start from provision.example.csv) has rows `namespace,key,value`.
-Each value is checked by the firmware's own rules (mimi.config) and stored as the firmware
+Each value is checked by the firmware's own rules (mimi.settings) and stored as the firmware
 stores it: a UTF-8 blob that NVS.get_blob() reads back. The image, build/nvs.bin, is as large
 as the `nvs` partition and is written at its offset, so a board boots configured without a
 secret ever being typed into a console. Values are never printed.
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "firmware"))
 sys.path.insert(0, os.path.join(ROOT, "host_sim", "standins"))  # esp32, machine, network
 
 import partition_table  # noqa: E402  (tools/, beside this file)
-from mimi import config  # noqa: E402
+from mimi import settings  # noqa: E402
 
 HEADER = ["namespace", "key", "value"]
 
@@ -51,7 +51,7 @@ class _CapturedNVS:
 def read_settings(path):
     """{(namespace, key): bytes} as the firmware would store them; SystemExit on a bad row."""
     _CapturedNVS.stored = {}
-    settings = config.Config(nvs_class=_CapturedNVS)
+    stored = settings.Config(nvs_class=_CapturedNVS)
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         rows = [(reader.line_num, row) for row in reader
@@ -64,7 +64,7 @@ def read_settings(path):
                      "that holds a comma)".format(path, line))
         ns, key, value = row[0].strip(), row[1].strip(), row[2]
         try:
-            settings.set(ns, key, value)  # config's messages never quote a secret
+            stored.set(ns, key, value)  # the settings' messages never quote a secret
         except (KeyError, ValueError, TypeError) as exc:
             sys.exit("provision: {} line {}: {}".format(path, line, exc))
     return dict(_CapturedNVS.stored)

@@ -18,7 +18,7 @@ import esp32  # noqa: E402
 
 esp32.set_flash_dir(None)
 from mimi import board  # noqa: E402
-from mimi.config import Config  # noqa: E402
+from mimi.settings import Config  # noqa: E402
 from mimi.net import tls  # noqa: E402
 
 READ_CHUNK = 512

@@ -9,8 +9,7 @@
 # their own layers: app.updates (ota/, at the first ota command), app.onboarding (while no WiFi is saved).
 import asyncio
 
-from mimi.tools import builtin_defs  # noqa: F401  first: from source its 13 KB table takes one block of a whole heap
-from mimi import VERSION, board, cron, mqtt, ota, platform, watch
+from mimi import VERSION, board, heap, platform
 from mimi.agent import skills
 from mimi.agent.context import Context
 from mimi.agent.loop import Agent
@@ -19,7 +18,7 @@ from mimi.channels.console import Console
 from mimi.channels.dispatch import Dispatcher
 from mimi.channels.owner import Owner
 from mimi.channels.system import SystemChannel
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.gateway import server as gateway_server
 from mimi.health import memory_errors
 from mimi.health.watchdog import HEAP_SAMPLE_S, Health
@@ -42,12 +41,6 @@ WWW_DIR = "/www"  # the web chat page
 CERT_DIRS = ("/certs",)  # shipped CA certificates; the owner's own go in <data>/certs
 _GC_PERIOD_S = const(10)  # seconds between the main loop's collections
 SERVICE_SETTLE_S = 0.1
-# A heap under 2 MB (no PSRAM) is collected after every 1/256 of it allocated (1 KB at least), not only when full:
-# a turn's garbage goes back before it can hem the blocks that live on into small holes (ROMFS, 64-bit: the
-# 10-turn chat's smallest heap beyond the images 265 -> 249-253 KB). A board with PSRAM has room to spare.
-_EARLY_GC_BELOW = const(2 * 1024 * 1024)
-_EARLY_GC_SHARE = const(256)
-_EARLY_GC_MIN = const(1024)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md now\tmimi.agent.heartbeat:now(app)\n"
 
@@ -55,10 +48,20 @@ _COMMANDS = "\nheartbeat_trigger\theartbeat_trigger\t0\t0\tcheck HEARTBEAT.md no
 class App:
     def __init__(self, data_root=DATA_ROOT, cert_dirs=CERT_DIRS, overrides=None, tools_dir=TOOLS_DIR,
                  www_dir=WWW_DIR):
+        with heap.scope("boot"):  # what runs once a boot (the tools' loading, boot parts) is let go at its end
+            self._boot(data_root, cert_dirs, overrides, tools_dir, www_dir)
+        heap.choose()  # the boot's own blocks placed: the heap's policy from the board (mimi/heap.py)
+        self.booted = True
+        if board.small():  # the boot's own blocks placed first (from .mpy files their code is heap too)
+            _prepare_gate()
+            _intern_names(self)
+
+    def _boot(self, data_root, cert_dirs, overrides, tools_dir, www_dir):
         self.started_ms = platform.ticks_ms()
         self.www_dir = www_dir
         self.config = Config()
         self.cron = self.watchers = self.heartbeat = self.mqtt = self.mcp_client = None  # part(name) makes them
+        self.outputs = {}  # pin number -> machine.Pin a tool drives as an output: the board's, outliving tools' code
         for ns, key, value in overrides or ():
             self.config.override(ns, key, value)
         self.booted = self.names_interned = False
@@ -96,6 +99,8 @@ class App:
         self.running, self.core_started = [], False  # services whose task runs; True once main() runs
         # Parts a board may never use are made at their first read (the header, parts.py): the heap diet.
         self.health = Health(self)  # watchdog and safe mode
+        from mimi import ota  # a boot part: here, not at the top, so the boot's scope lets it go
+
         ota.setup(self)  # the ota commands; app.updates (their code) at the first one typed
         self.gateway = self.add_service(self.add_channel(gateway_server.Gateway(self)))
         self.console.commands.add_lines(gateway_server.COMMANDS)  # status: the gateway's line after the console's
@@ -105,13 +110,15 @@ class App:
         self._onboarding_if_no_wifi("wifi_config", "ssid")
         self.config.subscribe(self._onboarding_if_no_wifi)
         self.system = self.add_channel(SystemChannel(self))
+        from mimi import cron, mqtt, watch  # boot parts, let go as ota
+
         cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use
         self.console.commands.add_lines(_COMMANDS)  # heartbeat_trigger
         self._heartbeat_if_on("agent_config", "heartbeat_s")  # app.heartbeat: made now while heartbeat_s > 0,
         self.config.subscribe(self._heartbeat_if_on)  # else when switched on or at heartbeat_trigger
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # the mqtt_* commands; app.mqtt, the channel, only once a broker is set
-        _let_go_parts(self)  # the mcp_* and voice commands (their packages let go after): MCP's server at the first
+        _boot_parts(self)  # the mcp_* and voice commands (their packages let go after): MCP's server at the first
         # POST /mcp, its client at its first use; speech code only when a voice note arrives or a reply is spoken
         skills.setup(self)
         # Tools last: their setup(app) may add console commands and use every layer above. The loading code
@@ -119,23 +126,16 @@ class App:
         from mimi.tools.loading import boot
 
         boot(self.registry, tools_dir)
-        heap = board.heap_total()
-        if heap is not None and heap < _EARLY_GC_BELOW:  # no PSRAM: the heap before speed
-            platform.collect_every(max(_EARLY_GC_MIN, heap // _EARLY_GC_SHARE))  # boot's blocks placed: collect early
-            self.models.let_go = True  # the model clients' code not kept between calls
-        self.booted = True
-        if board.small():  # the boot's own blocks placed first (from .mpy files their code is heap too)
-            _prepare_gate()
-            _intern_names(self)
 
     def part(self, name):
         """The optional part `name` (cron, watchers, heartbeat, mqtt, mcp_client), made and started at the first
         call (parts.py); mqtt stays None while no broker is set."""
         made = getattr(self, name)
         if made is None:
-            from mimi import parts
+            with heap.scope("part"):  # a part is made a few times a boot at most: parts.py is not kept
+                from mimi import parts
 
-            made = parts.made(self, name)
+                made = parts.made(self, name)
         return made
 
     def add_channel(self, channel):
@@ -171,9 +171,10 @@ class App:
     def start_late(self, service):
         """Run a network service made after boot began, once: with the others, or at once when they already
         run; in safe mode not at all, and the return says why (None when it runs or will). See parts.py."""
-        from mimi import parts
+        with heap.scope("part"):
+            from mimi import parts
 
-        return parts.start_late(self, service)
+            return parts.start_late(self, service)
 
     def _onboarding_if_no_wifi(self, ns, key):
         """Make the setup access point (net/onboarding.py) once no WiFi is saved: at boot, or erased later."""
@@ -249,9 +250,9 @@ def run(**options):
 
 
 
-def _let_go_parts(app):
-    """Boot parts that add their console lines and let their package go: imported here, not at the top, so no
-    global of this module keeps them."""
+def _boot_parts(app):
+    """Boot parts that add their console lines, imported here, not at the top, so no global of this module keeps
+    them: the boot's scope lets their packages go (their LET_GO)."""
     from mimi import mcp, voice
 
     mcp.setup(app)
@@ -259,12 +260,13 @@ def _let_go_parts(app):
 
 
 def _intern_names(app):
-    """Every module's names (qstrs) interned while the heap is whole, not hours later (board_names.py): once."""
-    from mimi import board_names
+    """Every module's names (qstrs) interned while the heap is whole, not hours later (board_names.py): once; its
+    code is let go after (a boot's scope: mimi/__init__.py LET_GO)."""
+    with heap.scope("boot"):
+        from mimi import board_names
 
-    app.names_interned = True
-    done = board_names.intern_all()
-    platform.unload("mimi.board_names")  # run once: its code is not kept
+        app.names_interned = True
+        done = board_names.intern_all()
     if done:
         log("board: the names of {} modules interned".format(done))
 

@@ -16,6 +16,7 @@ import gc
 import os
 import sys
 
+from mimi import heap
 from mimi.platform import log
 from mimi.storage.files import is_dir
 
@@ -38,18 +39,6 @@ def _modules(folder, dotted):
             stem = name.rsplit(".", 1)[0]
             if stem != "__init__":
                 yield dotted + "." + stem
-
-
-def _let_go(name):
-    """A module imported here, out of sys.modules and its package again: its next import makes it anew."""
-    module = sys.modules.pop(name, None)
-    parent, _, child = name.rpartition(".")
-    package = sys.modules.get(parent)
-    if module is not None and package is not None and getattr(package, child, None) is module:
-        try:
-            delattr(package, child)
-        except (AttributeError, TypeError):
-            pass
 
 
 def intern_all(package="mimi", sources=False):
@@ -112,4 +101,4 @@ def block_free(size):
 
 def _let_new_go(loaded):
     for new in [n for n in sys.modules if n not in loaded]:
-        _let_go(new)
+        heap.forget(new)

@@ -1,4 +1,5 @@
-# The one decoding seam for JSON from outside: proper text out, whatever the runtime sends in.
+# JSON in and out: the one decoding seam for JSON from outside (proper text out, whatever the runtime sends in),
+# and Streamed: a part of a request's body read while it is written (llm/body.py writes the rest of the JSON).
 #
 # Telegram (and any JSON encoder that escapes non-ASCII) sends a character outside the Basic
 # Multilingual Plane as an escaped surrogate pair: "🍕" is "\ud83c\udf55". MicroPython's json
@@ -99,4 +100,23 @@ def _join_surrogates(data):
         start = at
     out += data[start:]
     return out
+
+
+class Streamed:
+    """A part of a request's body written a piece at a time, its length known first (the Content-Length): len(),
+    then chunks() (bytes), read again at each walk (from flash, from the pieces) and never held whole. is_json: the
+    chunks are JSON already (a tool's encoded definition, the system prompt's file, a session's messages); else
+    they are the inside of one JSON string, which llm/body.py quotes. A kind gives chunks(), and __len__ where it
+    knows the length without a walk."""
+
+    is_json = False
+    _len = None
+
+    def __len__(self):
+        if self._len is None:
+            self._len = sum(len(chunk) for chunk in self.chunks())
+        return self._len
+
+    def chunks(self):
+        raise NotImplementedError
 

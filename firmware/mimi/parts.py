@@ -1,7 +1,8 @@
 # The app's optional parts (cron, watchers, heartbeat, MQTT, the MCP client), made at the first App.part(name)
-# and wired in, and network services started late: loaded when needed and let go.
+# and wired in, and network services started late: loaded in a part's scope (App.part, App.start_late) and let
+# go after it (mimi/__init__.py LET_GO).
 
-from mimi import mqtt, platform
+from mimi import mqtt
 
 
 def made(app, name):
@@ -15,7 +16,6 @@ def made(app, name):
         from mimi.agent.heartbeat import Heartbeat as make
     elif name == "mqtt":
         if not mqtt.configured(app.config):
-            platform.unload(__name__)
             return None  # off until a broker is set (mqtt_set)
         from mimi.mqtt import tool
         from mimi.mqtt.channel import MQTT as make
@@ -31,7 +31,7 @@ def made(app, name):
         app.add_channel(part)
     elif name == "watchers":
         _wire_watchers(app, part)
-    start_late(app, part)  # which lets this module go
+    start_late(app, part)
     return part
 
 
@@ -51,5 +51,4 @@ def start_late(app, service):
         app.add_service(service)
         if held is None and (app.services_started or getattr(service, "offline", False) and app.core_started):
             app.start(service)  # an offline service (local rules) needs no network
-    platform.unload(__name__)  # a part is made a few times a boot at most: its code is not kept
     return held

@@ -91,42 +91,6 @@ def collect_every(nbytes):
         threshold(nbytes)
 
 
-def unload(name):
-    """Forget an imported module (sys.modules and its package's attribute), so its heap is freed once nothing
-    else holds it and its next import loads it afresh: a rare job's code is not kept between runs on a chip
-    with a small heap."""
-    module = sys.modules.pop(name, None)
-    parent, _, child = name.rpartition(".")
-    package = sys.modules.get(parent)
-    if module is not None and package is not None and getattr(package, child, None) is module:
-        delattr(package, child)
-
-
-def held_elsewhere(name):
-    """True when a loaded module other than `name` (and its package's attribute for it) holds the module, or a
-    class, function or instance of it, in its globals: unloading it then would leave that holder its own copy,
-    and the next import would make a second (twice its heap, and exception classes that no longer match)."""
-    module = sys.modules.get(name)
-    if module is None:
-        return False
-    space, parent = module.__dict__, name.rpartition(".")[0]
-    function = type(held_elsewhere)
-    for other_name, other in sys.modules.items():
-        if other is module or not hasattr(other, "__dict__"):
-            continue
-        for value in other.__dict__.values():
-            kind = type(value)
-            if value is module:
-                if other_name != parent:
-                    return True
-            elif kind is function:
-                if value.__globals__ is space:
-                    return True
-            elif getattr(value if kind is type else kind, "__module__", None) == name:
-                return True
-    return False
-
-
 def thread_safe_flag():
     """An asyncio flag an interrupt handler may set: MicroPython's ThreadSafeFlag; on CPython (the laptop) an
     Event set through the loop, from its own thread or another, cleared by the one waiter's wait()."""

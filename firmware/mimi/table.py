@@ -1,5 +1,5 @@
 # Tables held as constants: a row a line, each led by "\n", its fields tab-separated, the first field its name
-# (the settings in config.py, the console's commands, the built-in tools' DEFS). A str or bytes constant stays in
+# (the settings in settings/, the console's commands, the built-in tools' DEFS). A str or bytes constant stays in
 # the image (flash on a ROMFS board): a row is found by its leading fields and read in place, no table parsed
 # whole. The one reader of them all.
 

@@ -28,7 +28,7 @@ from tests.runtimes import ROOT, RUNTIMES_WITH_ROMFS
 for _path in ("firmware", "host_sim/standins"):  # as tests/host/test_fsimage.py
     if os.path.join(ROOT, _path) not in sys.path:
         sys.path.insert(0, os.path.join(ROOT, _path))
-from mimi.storage import defaults  # noqa: E402  (the files the image holds)
+from mimi.storage import layout  # noqa: E402  (the files the image holds)
 
 NEWER = "v1.26.0-mimi.2"
 
@@ -139,9 +139,9 @@ def test_files_read_back_mount_with_littlefs_and_match(board):
             path = os.path.join(folder, name)
             with open(path, "rb") as f:
                 expected[os.path.relpath(path, str(board.bundle)).replace(os.sep, "/")] = f.read()
-    expected.update({"data/config/SOUL.md": defaults.DEFAULT_SOUL.encode(),
-                     "data/config/USER.md": defaults.DEFAULT_USER.encode(),
-                     "data/memory/MEMORY.md": defaults.DEFAULT_MEMORY.encode()})
+    expected.update({"data/config/SOUL.md": layout.DEFAULT_SOUL.encode(),
+                     "data/config/USER.md": layout.DEFAULT_USER.encode(),
+                     "data/memory/MEMORY.md": layout.DEFAULT_MEMORY.encode()})
     assert found == expected
 
 

@@ -3,13 +3,13 @@
 import asyncio
 import re
 
-import pytest
 from websockets.asyncio.client import connect
 
 from host_sim import fake_anthropic
-from host_sim.fake_openai import FakeOpenAI, error, text
+from host_sim.fake_openai import error, text
 from tests.e2e.conftest import API_KEY, OWNER_ID, TG_TOKEN, free_port
 from tests.e2e.gateway_client import Gateway, hello, listening, say, until_reply
+from tests.e2e.test_models import lan, lan_server  # noqa: F401  (the LAN model server's fixtures)
 
 KEY = "sk-proj-e2e" + "p" * 30 + "EBKEYTAIL"  # model profile eb's key
 UNKNOWN = "sk-other-" + "o" * 30 + "NOBODYSKEY"  # a key no setting holds, quoted after "Bearer": masked all the same
@@ -18,54 +18,39 @@ QUOTED = "Invalid request: Authorization: Bearer {} (after Authorization: Bearer
 SHOWN = "Invalid request: Authorization: Bearer sk-p\u2026TAIL (after Authorization: Bearer sk-o\u2026SKEY)"
 
 
-@pytest.fixture(scope="module")
-def provider_server():
-    server = FakeOpenAI("ollama", chunk=5)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def provider(provider_server):
-    provider_server.reset()
-    yield provider_server
-    provider_server.reset()
-
-
 def _never_whole(text):
     return KEY not in text and "EBKEYTAIL" not in text and "NOBODYSKEY" not in text and "p" * 20 not in text
 
 
 def test_a_provider_error_quoting_the_key_is_masked_on_the_console_the_web_chat_the_owners_notice_and_the_log(
-        boot, tg, fake, provider):
+        boot, tg, fake, lan):  # noqa: F811
     port = free_port()
     tg.add_chat(OWNER_ID)  # the owner has opened the bot's chat: notices reach it
     dev = boot("--telegram-api", tg.url, "--ws-port", str(port))
     listening(dev, port)
     for line in ("set_api_key " + API_KEY, "set_tg_token " + TG_TOKEN, "tg_allow {} owner".format(OWNER_ID),
-                 "llm_add eb openai {} {} {}".format(provider.base, MODEL, KEY),
-                 "llm_add local openai {} {}".format(provider.base, MODEL), "llm_use eb,local"):
+                 "llm_add eb openai {} {} {}".format(lan.base, MODEL, KEY),
+                 "llm_add local openai {} {}".format(lan.base, MODEL), "llm_use eb,local"):
         dev.command(line)
     assert "eb" in dev.command("llm_list")
 
     # A 403 quoting the key: the next profile answers, and the owner is told why, on the console and Telegram.
-    provider.script(error(403, QUOTED), text("The local model answers."))
+    lan.script(error(403, QUOTED), text("The local model answers."))
     out = dev.command("chat hello", 60)
     assert "The local model answers." in out
-    assert provider.requests[0]["headers"]["Authorization"] == "Bearer " + KEY  # the key the error quotes
+    assert lan.requests[0]["headers"]["Authorization"] == "Bearer " + KEY  # the key the error quotes
     notice = "Model profile eb's key is not allowed to do that (403): " + SHOWN
     assert tg.wait_for(lambda: any(notice in m["shown"] for m in tg.sent(OWNER_ID)), 30), dev.output[-3000:]
     assert re.search(re.escape("notice: " + notice), dev.output)  # the console's notice
     assert re.search(re.escape("llm: eb refused its key (" + notice), dev.output)  # the log's line
 
     # A 400 quoting it: the console's answer is the error, masked.
-    provider.script(error(400, QUOTED))
+    lan.script(error(400, QUOTED))
     out = dev.command("chat and again", 60)
     assert "Model profile eb rejected the request (400): " + SHOWN in out, out
 
     # The same in the web chat: its error frame.
-    provider.script(error(400, QUOTED))
+    lan.script(error(400, QUOTED))
     gateway = Gateway(dev, port)
 
     async def web():

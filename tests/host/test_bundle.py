@@ -61,7 +61,7 @@ def test_bundle_of_the_firmware(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip().endswith("lib/mimi/app.mpy")
     # The size table names each module and the total.
-    assert "lib/mimi/config.mpy" in result.stdout and "total" in result.stdout
+    assert "lib/mimi/settings/__init__.mpy" in result.stdout and "total" in result.stdout
 
 
 def test_bundle_stops_at_the_first_module_mpy_cross_rejects(tmp_path):

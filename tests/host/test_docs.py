@@ -123,3 +123,65 @@ def test_the_slug_rule():
     assert slug("Your own tools: `tool_<name>.py`") == "your-own-tools-tool_namepy"
     assert slug("Reliability: the soak and fault injection (`make soak`)") == \
         "reliability-the-soak-and-fault-injection-make-soak"
+
+
+def _let_go_declared():
+    """{module: [scope, ...]} of every firmware package's LET_GO (its __init__.py), read from the source."""
+    import ast
+
+    firmware = os.path.join(ROOT, "firmware")
+    found = {}
+    for folder, _, names in os.walk(os.path.join(firmware, "mimi")):
+        if "__init__.py" not in names:
+            continue
+        package = os.path.relpath(folder, firmware).replace(os.sep, ".")
+        with open(os.path.join(folder, "__init__.py")) as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["LET_GO"]:
+                for entry in ast.literal_eval(node.value).split():
+                    stem, _, kinds = entry.partition(":")
+                    found[package if stem == "." else package + "." + stem] = sorted(kinds.split(","))
+    return found
+
+
+def _table_after(page, caption):
+    """The rows (lists of cells) of the first table after the line that starts with caption."""
+    with open(os.path.join(DOCS, page)) as f:
+        lines = f.read().split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith(caption)][0]
+    rows, started = [], False
+    for line in lines[at + 1:]:
+        if line.startswith("|"):
+            started = True
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            if not cells[0].startswith("---"):
+                rows.append(cells)
+        elif started:
+            break
+    return rows[1:]  # under the head
+
+
+def test_what_loads_late_is_one_table_that_says_what_the_packages_declare():
+    """docs/architecture.md's table of what loads late and what lets it go holds every module a package declares may
+    be let go (LET_GO), with its scopes, and no other; the scopes' table is mimi/heap.py's SCOPES."""
+    import ast
+
+    declared = _let_go_declared()
+    documented = {}
+    for cells in _table_after("architecture.md", "What loads late, and what lets it go"):
+        names = re.findall(r"`(mimi(?:\.[a-z_]+)*)`", cells[0])
+        if cells[2] == "kept":
+            assert not [name for name in names if name in declared], cells  # kept, but declared
+            continue
+        assert names, cells
+        for name in names:
+            documented[name] = sorted(kind.strip() for kind in cells[2].split(","))
+    assert documented == declared, (sorted(set(documented) ^ set(declared)),
+                                    [n for n in declared if documented.get(n, declared[n]) != declared[n]])
+    with open(os.path.join(ROOT, "firmware", "mimi", "heap.py")) as f:
+        scopes = [node for node in ast.parse(f.read()).body if isinstance(node, ast.Assign)
+                  and [getattr(t, "id", None) for t in node.targets] == ["SCOPES"]][0]
+    kinds = dict(entry.split(":") for entry in ast.literal_eval(scopes.value).split())
+    table = {cells[0].strip("`"): cells[1] for cells in _table_after("architecture.md", "The scopes:")}
+    assert table == {kind: "always" if when == "always" else "on a tight heap" for kind, when in kinds.items()}, table

@@ -13,7 +13,7 @@ for _p in ("firmware", "host_sim/standins"):
     if _full not in sys.path:
         sys.path.insert(0, _full)
 
-from mimi.storage import defaults  # noqa: E402
+from mimi.storage import layout  # noqa: E402
 TOOLS = os.path.join(ROOT, "tools")
 IMAGE_SIZE = 2 * 1024 * 1024  # smaller than the vfs partition: room for the bundle (a block a file) and /data
 BLOCK_SIZE = 4096
@@ -112,9 +112,9 @@ def test_micropython_mounts_the_image_and_reads_back_every_file(tmp_path):
     manifest = json.loads((bundle / "manifest.json").read_text())
     expected = {path: entry["sha256"] for path, entry in manifest.items()}
     expected["manifest.json"] = sha256((bundle / "manifest.json").read_bytes())
-    expected["data/config/SOUL.md"] = sha256(defaults.DEFAULT_SOUL.encode())
-    expected["data/config/USER.md"] = sha256(defaults.DEFAULT_USER.encode())
-    expected["data/memory/MEMORY.md"] = sha256(defaults.DEFAULT_MEMORY.encode())
+    expected["data/config/SOUL.md"] = sha256(layout.DEFAULT_SOUL.encode())
+    expected["data/config/USER.md"] = sha256(layout.DEFAULT_USER.encode())
+    expected["data/memory/MEMORY.md"] = sha256(layout.DEFAULT_MEMORY.encode())
     assert seen["files"] == expected
     assert seen["blocks"] == IMAGE_SIZE // BLOCK_SIZE
     assert seen["written"] == "written by the board"

@@ -225,18 +225,18 @@ def test_second_deploy_copies_only_what_changed(built):
 
     # One module changed on the board (say a half-finished copy) and one removed: only those two.
     board = built["board"]
-    with open(os.path.join(board, "lib", "mimi", "config.mpy"), "wb") as f:
+    with open(os.path.join(board, "lib", "mimi", "platform.mpy"), "wb") as f:
         f.write(b"truncated")
     os.remove(os.path.join(board, "main.py"))
     result, calls = _redeploy(built, bundle_dir)
     assert result.returncode == 0, result.stdout + result.stderr
     assert _session(calls) == [
-        ["fs", "cp", "-f", os.path.join(bundle_dir, "lib", "mimi", "config.mpy"),
-         ":lib/mimi/config.mpy"],
+        ["fs", "cp", "-f", os.path.join(bundle_dir, "lib", "mimi", "platform.mpy"),
+         ":lib/mimi/platform.mpy"],
         ["fs", "cp", "-f", os.path.join(bundle_dir, "main.py"), ":main.py"],
         ["fs", "cp", "-f", os.path.join(bundle_dir, "manifest.json"), ":.bundle.json"],
         ["reset"]]
-    assert tree(board)["lib/mimi/config.mpy"] == tree(bundle_dir)["lib/mimi/config.mpy"]
+    assert tree(board)["lib/mimi/platform.mpy"] == tree(bundle_dir)["lib/mimi/platform.mpy"]
 
 
 def test_deploy_removes_what_an_earlier_deploy_left_but_never_data(built, tmp_path):

@@ -4,6 +4,8 @@ import esp32
 import network
 from support import tempdir
 
+from mimi import heap
+
 
 class Holder:
     pass
@@ -61,20 +63,23 @@ class StubApp(Holder):
 
 
 class PartsApp(StubApp):
-    """part() makes cron, watchers, heartbeat and mqtt at the first call, as App's does (mimi/parts.py)."""
+    """part() makes cron, watchers, heartbeat and mqtt at the first call, as App's does (mimi/parts.py, in a part's
+    scope: let go after)."""
 
     def part(self, name):
         made = getattr(self, name)
         if made is None:
-            from mimi import parts
+            with heap.scope("part"):
+                from mimi import parts
 
-            made = parts.made(self, name)
+                made = parts.made(self, name)
         return made
 
     def start_late(self, service):
-        from mimi import parts
+        with heap.scope("part"):
+            from mimi import parts
 
-        return parts.start_late(self, service)
+            return parts.start_late(self, service)
 
     def start(self, service):  # as App.start: a service's task, once
         import asyncio
@@ -97,7 +102,7 @@ def stub_app(tag, channel_type=RecordingChannel, parts=False):
     from mimi.bus.message import Bus
     from mimi.channels.commands import Commands
     from mimi.channels.system import SystemChannel
-    from mimi.config import Config
+    from mimi.settings import Config
     from mimi.net.wifi import WiFi
     from mimi.storage.layout import Flash
 
@@ -117,4 +122,23 @@ def stub_app(tag, channel_type=RecordingChannel, parts=False):
     app.system = app.add_channel(SystemChannel(app))
     app.models = Holder()
     app.models.answered = None  # no turn answered yet (llm/models.py)
+    app.outputs = {}  # the pins the tools drive (app.py)
     return app
+
+
+def typing(app):
+    """typed(line): what the app's console prints for one command line (platform.console_write taken meanwhile)."""
+    from support import run
+
+    from mimi import platform
+
+    def typed(line):
+        said, saved = [], platform.console_write
+        platform.console_write = said.append
+        try:
+            run(app.console.commands.execute(line))
+        finally:
+            platform.console_write = saved
+        return "".join(said)
+
+    return typed

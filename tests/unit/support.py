@@ -67,7 +67,7 @@ class NotImported:
     def __enter__(self):
         for name in self.names:
             package, _, attr = name.rpartition(".")
-            parent = sys.modules.get(package)  # a package let go after boot (platform.unload) holds nothing
+            parent = sys.modules.get(package)  # a package let go after boot (heap.forget) holds nothing
             self.saved.append((name, sys.modules.pop(name, None), getattr(parent, attr, None)))
             if parent is not None and hasattr(parent, attr):
                 delattr(parent, attr)
@@ -79,7 +79,7 @@ class NotImported:
             sys.modules.pop(name, None)
             if module is not None:
                 sys.modules[name] = module
-            parent = sys.modules.get(package)  # a package let go meanwhile (platform.unload) has no attribute
+            parent = sys.modules.get(package)  # a package let go meanwhile (heap.forget) has no attribute
             if parent is not None and attribute is not None:
                 setattr(parent, attr, attribute)
             elif parent is not None and hasattr(parent, attr):

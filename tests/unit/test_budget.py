@@ -3,7 +3,7 @@ import json
 
 import esp32
 from mimi.bus.message import Message
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.safety import usage_report, usage_store
 from mimi.safety.budget import USERS_MAX, Budget, user_key
 from mimi.safety.prices import cost_micro_usd, price_of

@@ -1,7 +1,7 @@
 # Config: defaults, NVS persistence, overrides, validation, masking, reset and change notices.
 import esp32
-from mimi import config
-from mimi.config import Config, mask
+from mimi import settings
+from mimi.settings import Config, mask
 from support import raises, remove_tree, tempdir
 
 API_KEY = "sk-ant-api03-SECRETSECRETSECRET-wxyz"
@@ -52,7 +52,7 @@ def test_values_are_stored_as_nvs_blobs_under_mimiclaw_names():
     cfg = _fresh()
     cfg.set("tg_config", "bot_token", BOT_TOKEN)
     cfg.set("llm_config", "max_tokens", 1000)
-    buf = bytearray(config.VALUE_MAX)
+    buf = bytearray(settings.VALUE_MAX)
     n = esp32.NVS("tg_config").get_blob("bot_token", buf)
     assert str(buf[:n], "utf-8") == BOT_TOKEN
     n = esp32.NVS("llm_config").get_blob("max_tokens", buf)
@@ -99,11 +99,11 @@ def test_text_validation():
 
 def test_value_size_limit():
     cfg = _fresh()
-    cfg.set("llm_config", "model", "m" * config.VALUE_MAX)
-    assert cfg.get("llm_config", "model") == "m" * config.VALUE_MAX
-    raises(ValueError, cfg.set, "llm_config", "model", "m" * (config.VALUE_MAX + 1))
+    cfg.set("llm_config", "model", "m" * settings.VALUE_MAX)
+    assert cfg.get("llm_config", "model") == "m" * settings.VALUE_MAX
+    raises(ValueError, cfg.set, "llm_config", "model", "m" * (settings.VALUE_MAX + 1))
     # the limit counts UTF-8 bytes, not characters
-    raises(ValueError, cfg.set, "llm_config", "model", "\u00e9" * (config.VALUE_MAX // 2 + 1))
+    raises(ValueError, cfg.set, "llm_config", "model", "\u00e9" * (settings.VALUE_MAX // 2 + 1))
 
 
 def test_set_strips_pasted_whitespace_and_empty_means_unset():
@@ -171,7 +171,7 @@ def test_reset_erases_every_setting_but_keeps_overrides():
         cfg.reset()
         esp32._reload()
         after = Config()
-        for setting in config.SETTINGS:
+        for setting in settings.SETTINGS:
             assert not after.is_set(setting[0], setting[1]), setting[1]
             assert after.get(setting[0], setting[1]) == setting[3]
         assert cfg.get("llm_config", "model") == "claude-over"
@@ -193,7 +193,7 @@ def test_subscribers_hear_every_change():
                      ("gw_config", "ws_port", 9000)]
     del heard[:]
     cfg.reset()
-    assert len(heard) == len(list(config.SETTINGS))
+    assert len(heard) == len(list(settings.SETTINGS))
     assert ("llm_config", "api_key", "") in heard
 
 
@@ -230,7 +230,7 @@ def test_shown_masks_secrets_and_lists_every_setting():
     cfg.set("wifi_config", "ssid", "home")
     cfg.set("gw_config", "ws_token", SHORT_TOKEN)
     rows = cfg.shown()
-    assert [(r[0], r[1]) for r in rows] == [(s[0], s[1]) for s in config.SETTINGS]
+    assert [(r[0], r[1]) for r in rows] == [(s[0], s[1]) for s in settings.SETTINGS]
     shown = dict(((r[0], r[1]), r[2]) for r in rows)
     assert shown[("llm_config", "api_key")] == "sk-a\u2026wxyz"
     assert shown[("wifi_config", "password")] == "********"
@@ -261,15 +261,15 @@ def test_secrets_never_appear_in_errors_or_repr():
 
 def test_settings_table_is_consistent():
     seen = []
-    for ns, key, kind, default, flags, low, high, description in config.SETTINGS:
+    for ns, key, kind, default, flags, low, high, description in settings.SETTINGS:
         assert len(ns) <= 15 and len(key) <= 15
         assert (ns, key) not in seen
         seen.append((ns, key))
-        assert kind in config.KINDS
+        assert kind in settings.KINDS
         assert description
-        if kind == config.INT:
+        if kind == settings.INT:
             assert low <= default <= high
-    secrets = [(s[0], s[1]) for s in config.SETTINGS if s[4] & config.SECRET]
+    secrets = [(s[0], s[1]) for s in settings.SETTINGS if s[4] & settings.SECRET]
     assert sorted(secrets) == sorted([("wifi_config", "password"), ("tg_config", "bot_token"),
                                       ("llm_config", "api_key"), ("gw_config", "ws_token"),
                                       ("web_config", "search_key"), ("mqtt_config", "password"),
@@ -279,17 +279,15 @@ def test_settings_table_is_consistent():
 
 
 def test_every_setting_has_one_note_and_no_note_names_a_missing_setting():
-    import sys
+    from mimi import table
+    from mimi.settings import notes
 
-    from mimi import setting_notes, table
-
-    settings = [(s[0], s[1]) for s in config.SETTINGS]
-    assert "mimi.setting_notes" not in sys.modules  # SETTINGS let it go after the walk
-    notes = [tuple(table.fields(setting_notes.NOTES, at)[:2]) for at in table.rows(setting_notes.NOTES)]
-    assert notes == settings  # the same settings, in the same order, each once
-    assert setting_notes.of("llm_config", "max_tokens") == "Most tokens in one reply"
-    assert setting_notes.of("llm_config", "nope") == ""
-    assert [s[7] for s in config._ROWS] == [None] * len(settings)  # the config's own walks load no notes
+    names = [(s[0], s[1]) for s in settings.SETTINGS]
+    described = [tuple(table.fields(notes.NOTES, at)[:2]) for at in table.rows(notes.NOTES)]
+    assert described == names  # the same settings, in the same order, each once
+    assert notes.of("llm_config", "max_tokens") == "Most tokens in one reply"
+    assert notes.of("llm_config", "nope") == ""
+    assert [s[7] for s in settings._ROWS] == [None] * len(names)  # the settings' own walks load no notes
 
 
 def test_a_name_with_a_tab_or_newline_never_matches_across_fields():
@@ -298,7 +296,7 @@ def test_a_name_with_a_tab_or_newline_never_matches_across_fields():
                     ("", ""), ("llm_config", "")):
         exc = raises(KeyError, cfg.get, ns, key)
         assert str(exc).startswith("unknown setting '{}.{}'; valid settings: wifi_config.ssid, ".format(ns, key))
-    assert list(config.SETTINGS) == list(config.SETTINGS)  # iterated again from the start
+    assert list(settings.SETTINGS) == list(settings.SETTINGS)  # iterated again from the start
 
 
 def test_a_corrupt_stored_value_falls_back_to_the_default():
@@ -339,7 +337,7 @@ def test_a_key_is_dropped_when_its_url_goes_to_another_scheme_host_or_port_and_s
     cfg.set("voice_config", "stt_key", LOCAL_KEY)  # a key given before any URL stays with the first one
     assert cfg.set("voice_config", "stt_url", "https://api.openai.com") is False
     assert cfg.get("voice_config", "stt_key") == LOCAL_KEY
-    assert config.KEY_DROPPED == "key dropped: the host changed"
+    assert settings.KEY_DROPPED == "key dropped: the host changed"
 
 
 def test_role_settings_take_only_the_roles():
@@ -357,7 +355,7 @@ def test_role_settings_take_only_the_roles():
     assert not cfg.is_set("tg_config", "roles")
     cfg.set("tg_config", "roles", "42=Owner, 7=observer")
     assert cfg.get("tg_config", "roles") == "42=owner,7=observer"
-    for setting in config.SETTINGS:  # every role setting takes the roles of safety/roles.py and no other word
+    for setting in settings.SETTINGS:  # every role setting takes the roles of safety/roles.py and no other word
         ns, key = setting[0], setting[1]
         if "role" in key:
             raises(ValueError, cfg.set, ns, key, "root" if key != "roles" else "42=root")
@@ -444,3 +442,4 @@ def test_the_pages_set_of_a_name_holding_a_tab_or_a_newline_is_refused_and_chang
         assert not app.config.is_set("llm_config", "api_key")
     finally:
         remove_tree(app.top)
+

@@ -1,7 +1,7 @@
 # Secrets typed on the console: shown as stars as they are typed and never kept in the line history, for every
 # command that takes one, config_set of a secret setting included; the settings' secrets and the commands that
 # take them cannot drift apart.
-from mimi import config
+from mimi import settings
 from mimi.channels.console import Console
 from stub_app import Holder
 from test_line_editor import LEFT, UP, Screen, _type
@@ -73,8 +73,8 @@ def _named_commands(description):
 def test_every_secret_setting_names_its_commands_and_each_of_them_stars_the_secret():
     editor, screen, commands = _console(every_layer=True)
     known = commands.names()
-    descriptions = {(s[0], s[1]): s[7] for s in config.SETTINGS}
-    secrets = config.secret_names()
+    descriptions = {(s[0], s[1]): s[7] for s in settings.SETTINGS}
+    secrets = settings.secret_names()
     assert ("gw_config", "ws_token") in secrets and ("mcp_config", "token") in secrets
     for ns, key in secrets:
         _type(editor, "config_set {}.{} a-secret-value".format(ns, key))

@@ -3,10 +3,10 @@ from support import read, remove_tree, run, tempdir
 
 import sys
 
-from mimi import jsontext, platform
-from mimi.agent import consolidate, summary_call
+from mimi import heap, jsontext, platform
+from mimi.agent import consolidate
 from mimi.bus.message import Message
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.storage import files
 from mimi.storage.layout import Flash
 from mimi.storage.memory import Memory
@@ -27,22 +27,19 @@ class Result:
         self.stop_reason = "end_turn"
 
 
-_STEPS = ("mimi.agent.consolidate_plan", "mimi.agent.consolidate_apply")  # a run's code before and after its call
-
-
 class FakeClaude:
     def __init__(self, reply="SUMMARY: " + SUMMARY + "\nFACT: The owner's sister is called Ada."):
         self.reply = reply
         self.calls = []
         self.fail = False
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+    async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
                      max_tokens=None, route=None):
         content = messages[0]["content"]  # read from the session file as the request is written: read now
         self.calls.append({"system": system, "messages": messages, "tools": tools, "model": model,
                            "max_tokens": max_tokens, "job": route.job if route else None,
                            "sent": content.text() if hasattr(content, "text") else content,
-                           "loaded": [name for name in _STEPS if name in sys.modules]})
+                           "loaded": [name for name in _LOADED if name in sys.modules]})
         if self.fail:
             from mimi.llm.errors import ModelError
 
@@ -102,7 +99,6 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         _fill(app, 12)  # 24 messages, over the cap of 20
         claude = FakeClaude()
         agent = FakeAgent(claude)
-        platform.unload(_STEPS[1])  # left by a run before (run() alone: after_turn's _forget lets it go)
         assert consolidate.of(app).due("telegram", "42")
         said = _consolidate(app, agent)
         assert "14 older messages summarised" in said, said
@@ -114,7 +110,6 @@ def test_a_long_session_is_summarised_once_into_the_daily_note_and_shrinks():
         sent = claude.calls[0]["sent"]
         assert "question 0" in sent and "answer 6" in sent and "question 7" not in sent
         assert claude.calls[0]["tools"] is None and agent.used  # counted by the budget
-        assert claude.calls[0]["loaded"] == []  # the code before and after the call is not in the heap during it
         assert "FACT" not in claude.calls[0]["system"]  # no remember tool here: no facts asked for
         assert not files.exists(app.sessions.journal_path("telegram_42"))
         assert not consolidate.of(app).due("telegram", "42")
@@ -295,11 +290,11 @@ def test_a_chat_is_the_owners_only_when_known_to_be_at_that_time():
 
 
 def test_parse_reply_is_lenient_and_bounded():
-    assert summary_call.parse_reply("SUMMARY: a b\nFACT: x\nFACT: y") == ("a b", ["x", "y"])
-    assert summary_call.parse_reply("Just prose.\nMore.") == ("Just prose. More.", [])
-    summary, facts = summary_call.parse_reply("SUMMARY: " + "w " * 1000 + "\n" + "FACT: f\n" * 9)
-    assert len(summary) <= summary_call.SUMMARY_MAX and len(facts) == summary_call.FACTS_MAX
-    assert summary_call.parse_reply("") == ("", [])
+    assert consolidate.parse_reply("SUMMARY: a b\nFACT: x\nFACT: y") == ("a b", ["x", "y"])
+    assert consolidate.parse_reply("Just prose.\nMore.") == ("Just prose. More.", [])
+    summary, facts = consolidate.parse_reply("SUMMARY: " + "w " * 1000 + "\n" + "FACT: f\n" * 9)
+    assert len(summary) <= consolidate.SUMMARY_MAX and len(facts) == consolidate.FACTS_MAX
+    assert consolidate.parse_reply("") == ("", [])
 
 
 def test_by_hand_names_a_chat_and_says_what_happened():
@@ -335,10 +330,10 @@ def _escaped(text):  # as the request writes a str (jsontext.escaped): bytes of 
     return b"".join(jsontext.escaped(text))
 
 
-def _cut_as_before(content):  # summary_call.transcript's cut of one message before it read in slices
+def _cut_as_before(content):  # consolidate.transcript's cut of one message before it read in slices
     text = content.strip()
-    if len(text) > summary_call.MESSAGE_CHARS:
-        text = text[: summary_call.MESSAGE_CHARS] + " [...]"
+    if len(text) > consolidate.MESSAGE_CHARS:
+        text = text[: consolidate.MESSAGE_CHARS] + " [...]"
     return text
 
 
@@ -382,11 +377,9 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
         with open(path, "rb") as f:  # a line at a time (files.iter_lines joins 512-byte reads: no hole here)
             for line in f:
                 total += parse_message(line[:-1]) is not None
-        from mimi.agent import consolidate_plan
-
         consolidator = consolidate.of(app)
-        assert consolidate_plan.count(path) == total
-        n, last = consolidate_plan.oldest(path, total, consolidate.KEEP)
+        assert consolidate.count(path) == total
+        n, last = consolidate.oldest(path, total, consolidate.KEEP)
         with open(path, "rb") as f:
             picked = list(consolidate._messages(f, n))
         # the messages as parsed whole, the transcript as the joined text gave it, escaped as the request
@@ -414,11 +407,11 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
                 assert max([len(piece.encode()) for piece in text] + [0]) <= 512
                 piece = "\n{}: {}\n".format("User" if role == "user" else "Mimi", _cut_as_before(message["content"]))
                 size += len(piece)
-                if size <= summary_call.TRANSCRIPT_MAX:
+                if size <= consolidate.TRANSCRIPT_MAX:
                     out[0].update(_escaped(piece))
-                elif size - len(piece) <= summary_call.TRANSCRIPT_MAX:
+                elif size - len(piece) <= consolidate.TRANSCRIPT_MAX:
                     out[0].update(b"\\n[... the rest is left out]\\n")
-        assert n == seen == len(picked) and n > 15 and size > summary_call.TRANSCRIPT_MAX
+        assert n == seen == len(picked) and n > 15 and size > consolidate.TRANSCRIPT_MAX
         transcript = consolidate.Transcript(path, n)
         for chunk in transcript.chunks():
             out[1].update(chunk)
@@ -426,7 +419,7 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
         assert len(transcript) == sum(len(chunk) for chunk in transcript.chunks())
         del picked
         # the session keeps its newest valid lines byte for byte
-        assert consolidator._drop("telegram_42", n, last) == dropped
+        assert consolidator.drop("telegram_42", n, last) == dropped
         with open(path, "rb") as f:
             for line in f:
                 kept[1].update(line)
@@ -435,7 +428,7 @@ def test_long_messages_are_read_in_slices_and_shown_as_when_parsed_whole():
         remove_tree(app.top)
 
 
-_LOADED = ("mimi.agent.consolidate", "mimi.agent.summary_call")
+_LOADED = ("mimi.agent.consolidate",)
 
 
 def _loaded():
@@ -459,7 +452,7 @@ def _booted(claude):
     app.console.commands = Commands(app, app.console)
     load_builtins(Registry(app), ["mimi.tools.memory_tools"])
     for name in _LOADED:
-        platform.unload(name)
+        heap.forget(name)
     assert not _loaded()
     return app
 
@@ -484,10 +477,8 @@ def test_the_transcript_is_read_from_the_session_a_message_at_a_time_as_it_is_se
         app.sessions = Sessions(app.flash.sessions_dir, 1024 * 1024)
         for i in range(24):
             app.sessions.append("telegram", "42", "user" if i % 2 == 0 else "assistant",
-                                "\u2603" * (summary_call.MESSAGE_CHARS + 50), 1000 + i)
-        from mimi.agent import consolidate_plan
-
-        n, _ = consolidate_plan.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
+                                "\u2603" * (consolidate.MESSAGE_CHARS + 50), 1000 + i)
+        n, _ = consolidate.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
         transcript = consolidate.Transcript(app.sessions.path("telegram", "42"), n)
         before, most, size = _held_bytes(), 0, 0
         for chunk in transcript.chunks():
@@ -497,8 +488,8 @@ def test_the_transcript_is_read_from_the_session_a_message_at_a_time_as_it_is_se
         if tracing:
             tracemalloc.stop()
         remove_tree(app.top)
-    assert size > summary_call.TRANSCRIPT_MAX * 2  # nearly 12,288 snowmen: 3 UTF-8 bytes each, or 6 escaped
-    assert most < summary_call.TRANSCRIPT_MAX, most  # a message's 1,200 characters, not 12,288
+    assert size > consolidate.TRANSCRIPT_MAX * 2  # nearly 12,288 snowmen: 3 UTF-8 bytes each, or 6 escaped
+    assert most < consolidate.TRANSCRIPT_MAX, most  # a message's 1,200 characters, not 12,288
 
 
 def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_message():
@@ -513,13 +504,11 @@ def test_both_wires_send_the_transcript_read_from_the_session_as_the_user_messag
     app = _app("wires")
     try:
         _fill(app, 12)
-        from mimi.agent import consolidate_plan
-
-        n, _ = consolidate_plan.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
+        n, _ = consolidate.oldest(app.sessions.path("telegram", "42"), 24, consolidate.KEEP)
         path = app.sessions.path("telegram", "42")
         transcript = consolidate.Transcript(path, n)
         with open(path, "rb") as f:
-            expected = "".join(summary_call.transcript(consolidate._messages(f, n)))
+            expected = "".join(consolidate.transcript(consolidate._messages(f, n)))
         assert expected.startswith("The older part of the chat") and "\nUser: question 6\n" in expected
         assert "question 7" not in expected and transcript.text() == expected
         messages = [{"role": "user", "content": transcript}]
@@ -573,22 +562,20 @@ def test_consolidation_is_unloaded_after_its_run_and_loaded_again_for_the_next()
     claude = FakeClaude()
     app = _booted(claude)
     try:
-        import sys
 
         _fill(app, 11)
         _turn(app)
         assert len(claude.calls) == 1 and len(_contents(app)) == 10
         assert app.memory.read_daily(platform.utc_date()).count(SUMMARY) == 1
-        assert not _loaded() and app.consolidator is None  # nothing of it left on the heap
-        assert "mimi.storage.session_read" not in sys.modules  # its session reader neither
+        assert claude.calls[0]["loaded"] == list(_LOADED)  # loaded for the run (the hook imported it) ...
+        assert not _loaded() and app.consolidator is None  # ... and nothing of it left on the heap after
 
         _fill(app, 6)
         claude.reply = "SUMMARY: Then the user asked twelve more questions."
         _turn(app)  # a later one imports it again and works the same
         assert len(claude.calls) == 2 and len(_contents(app)) == 10
         assert "twelve more questions" in app.memory.read_daily(platform.utc_date())
-        assert not _loaded() and app.consolidator is None
-        assert "mimi.storage.session_read" not in sys.modules  # no other module holds it: let go each time
+        assert claude.calls[1]["loaded"] == list(_LOADED) and not _loaded() and app.consolidator is None
     finally:
         remove_tree(app.top)
 

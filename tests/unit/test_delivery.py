@@ -206,7 +206,7 @@ def _bare_channel(top, commands=None):
     """The Telegram channel of a board without a bot token, its flash under top (commands: the console's)."""
     import esp32
     from mimi.bus.message import Bus
-    from mimi.config import Config
+    from mimi.settings import Config
     from mimi.telegram.channel import COMMANDS, Telegram
 
     esp32.set_flash_dir(None)

@@ -5,7 +5,7 @@ import os
 import sys
 
 import esp32
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.gateway import TOKEN_KEY, TOKEN_NS, auth, guard, protocol
 from stub_app import Holder, stub_app
 from support import raises, remove_tree, run, write

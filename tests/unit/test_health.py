@@ -4,7 +4,7 @@ import time
 
 import esp32
 import machine
-from mimi import platform
+from mimi import heap, platform
 from mimi.bus.message import Bus, Message
 from mimi.health import crashes, watchdog
 from mimi.health.limits import configure
@@ -314,7 +314,7 @@ def test_a_normal_boot_loads_the_verdict_only_to_give_it_then_lets_it_go():
     limits = _Limits(healthy_s=3600)
     try:
         for name in _RARE:
-            platform.unload(name)
+            heap.forget(name)
         crashes.record_crash()
         assert crashes.decide() is False  # one early crash: a normal boot
         app = _app(path)
@@ -344,7 +344,7 @@ def test_safe_mode_loads_its_stand_in_and_never_the_verdict():
     path = _flash()
     try:
         for name in _RARE:
-            platform.unload(name)
+            heap.forget(name)
         app, health = _booted_after(path, 3)
 
         async def main():

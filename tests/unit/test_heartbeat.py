@@ -9,7 +9,7 @@ from mimi.agent.heartbeat import PERIOD_MIN_S, Heartbeat
 from mimi.agent.heartbeat_check import open_items, owner_target
 from mimi.bus.message import Bus
 from mimi.channels.commands import Commands
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.net.wifi import WiFi
 from mimi.storage.layout import Flash
 

@@ -41,7 +41,22 @@ class _Watchers:
         return store.watchers
 
 
-STORES = (_Cron(), _Watchers())
+class _Servers:
+    name, field = "mcp.json", "servers"
+
+    def load(self, root):
+        from mimi.mcp.store import Store
+
+        return Store(root)
+
+    def add(self, store, n):
+        store.add("s{}".format(n), "http://192.168.1.{}:8000/mcp".format(n))
+
+    def entries(self, store):
+        return store.servers
+
+
+STORES = (_Cron(), _Watchers(), _Servers())
 BROKEN = ('{"jobs": [{"id": 1, "kind": "at", "mess',  # a write cut short by a power loss, as an older firmware left it
           "[1, 2, 3]", '{"other": []}', '{"jobs": 3, "watchers": 3, "servers": 3}')
 

@@ -4,7 +4,7 @@ import json
 
 from support import remove_tree, run, tempdir
 
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.llm.errors import from_response, from_stream_error
 from mimi.llm.stream import StreamError
 from mimi.safety import masking

@@ -7,7 +7,7 @@ import json
 from support import run
 from test_mcp_client_protocol import _port, _read_request
 
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.llm.claude import JsonBody
 from mimi.llm.models import Models
 
@@ -68,7 +68,7 @@ def _stream(tools, servers=SERVERS):
             config.set("llm_config", "api_key", "sk-ant-test")  # after: a key belongs to its URL's host
             models = Models(config)
             models.mcp_servers = servers
-            return await models.claude().stream("system", [{"role": "user", "content": "hi"}], tools, on_tool=on_tool)
+            return await models.claude().stream("system", [{"role": "user", "content": "hi"}], tools=tools, on_tool=on_tool)
         finally:
             server.close()
             await server.wait_closed()

@@ -4,7 +4,7 @@ import asyncio
 import esp32
 from mimi.bus.message import Bus
 from mimi.channels.console import Console as CliConsole
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.safety import confirm, policy, roles
 from mimi.safety.policy import Policy
 from mimi.telegram.poller import Poller

@@ -5,7 +5,7 @@ import os
 
 import esp32
 from mimi import platform
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.safety import audit as audit_module
 from mimi.safety.audit import Audit, masked
 from mimi.safety.audit_read import describe, tail

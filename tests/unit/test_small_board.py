@@ -1,7 +1,7 @@
 # Small-board mode: chosen from the heap at boot or by system.small_board, shown by status, what it changes.
 import esp32
 from mimi import board
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.llm import claude_tools
 from mimi.net import tls
 from support import raises, remove_tree, tempdir

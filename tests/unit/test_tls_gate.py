@@ -3,7 +3,7 @@ import asyncio
 
 import esp32
 from mimi import board
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.net.tls_gate import Busy, Gate
 from mimi.telegram.poller import Poller
 from support import run

@@ -6,6 +6,7 @@ import sys
 from stub_app import Holder, stub_app
 from support import NotImported, remove_tree, run, write
 
+from mimi import heap
 from mimi.tools.turn import console
 from mimi.tools.registry import Registry
 
@@ -51,7 +52,8 @@ def test_the_boot_lets_its_code_go_and_the_tools_it_added_work():
     try:
         with NotImported(LOADING):
             held = _function_ref(__import__(LOADING, None, None, ["_"]))
-            sys.modules[LOADING].boot(tools, folder)
+            with heap.scope("boot"):  # as the App's boot runs it
+                sys.modules[LOADING].boot(tools, folder)
             gc.collect()
             assert LOADING not in sys.modules and not hasattr(sys.modules["mimi.tools"], "loading")
             assert held() is None  # nothing holds its functions, nor so their module's globals

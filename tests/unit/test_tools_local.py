@@ -7,7 +7,7 @@ from support import raises, read, remove_tree, run, tempdir, write
 
 from mimi import platform
 from mimi.channels.commands import Commands
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.net.wifi import WiFi
 from mimi.storage.layout import Flash
 from mimi.storage.memory import MEMORY_MAX_BYTES, Memory
@@ -46,6 +46,7 @@ def _app():
     app.agent.failures = 1
     app.models = _Holder()
     app.models.answered = None  # no turn answered yet (llm/models.py)
+    app.outputs = {}  # the pins the tools drive (app.py)
     app.console = _Holder()
     app.console.commands = Commands(app, app.console)
     app.console.commands.add_lines(gpio.COMMANDS)  # as at boot (builtin_defs.COMMANDS)

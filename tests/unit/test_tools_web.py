@@ -5,7 +5,7 @@ import os
 import esp32
 from support import raises, run
 
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.tools import fetch, search, weather, web
 from mimi.tools.html_text import HtmlText, decode_entities, strip_tags
 from mimi.tools.http_text import Decoder, media_type, query, quote, resolve

@@ -1,63 +1,61 @@
-# Code let go after use on a small heap: a module is unloaded only where nothing else holds it (a holder would keep
-# its copy and the next import make a second: twice the heap, and exception classes that no longer match), the
-# HTTP client goes with the model clients after a call on such a board, the dispatcher keeps no reply while it
-# waits for the next, a tool round lets go of the round before's reader before its tools run, and the tools' code
-# goes after their round on such a board (but a module that keeps the board's state).
+# Code let go after use on a tight heap (mimi/heap.py), from the outside: the HTTP client goes with a model call's
+# code unless a loaded module keeps it, the tools' code goes once no call in any task uses it (the board's driven
+# pins stay, a module's setup runs once a boot), calls at once from the agent, a watcher, a rule and an MCP client
+# never lose their code under them; and the dispatcher keeps no reply while it waits for the next, a tool round
+# lets go of the round before's reader before its tools run.
 import gc
 import sys
 
 import asyncio
 from support import run
 
-from mimi import platform
+from mimi import heap
 from mimi.bus.message import Bus, Message
 from mimi.channels.dispatch import Dispatcher
 
-_TARGET = "held_fixture.target"
+
+def _loaded(name):
+    return name in sys.modules
+
+
+def _tight(flag):
+    heap.choose(1024 * 1024 if flag else 8 * 1024 * 1024)  # a board without PSRAM, or with
+
+
+def _as_found():
+    heap.choose(8 * 1024 * 1024)  # roomy, as before a boot chose (heap.py): as the other tests find it
+
+
+_TARGET = "held_fixture.target"  # declared with a model call's scope, as the HTTP client is (net/__init__.py)
 _HOLDERS = ("held_fixture.by_module", "held_fixture.by_class", "held_fixture.by_function", "held_fixture.by_instance")
 
 
-def _load(name):
-    __import__(name)
-    return sys.modules[name]
-
-
-def test_a_module_is_held_by_another_that_keeps_it_or_a_class_function_or_instance_of_it():
-    _load(_TARGET)
-    assert not platform.held_elsewhere(_TARGET)  # its package's attribute for it does not count
-    for holder in _HOLDERS:
-        _load(holder)
-        assert platform.held_elsewhere(_TARGET), holder
-        platform.unload(holder)
-        assert not platform.held_elsewhere(_TARGET), holder
-    platform.unload(_TARGET)
-    assert not platform.held_elsewhere(_TARGET)  # not loaded: nothing to hold
-
-
-def test_after_a_call_on_a_small_heap_the_http_client_goes_unless_another_part_holds_it():
-    from mimi.llm import models as models_module
+def test_after_a_call_on_a_tight_heap_a_shared_module_goes_unless_a_loaded_module_keeps_it():
+    """As the HTTP client: let go with a call's code, unless a module of its package keeps it, or a class, function
+    or instance of it, at its top level (Telegram's sender keeps HTTPError): unloaded then, the holder would keep
+    its copy and the next import make a second. The fixtures are modules no other test imports."""
     from test_models import Client, Result, _config, _models
 
-    shared = models_module._SHARED_MODULES
-    models_module._SHARED_MODULES = (_TARGET,)  # the HTTP client's place, with holders this test controls
+    models = _models(_config(), Client(*[Result() for _ in range(2 + 2 * len(_HOLDERS))]), None)
     try:
-        models = _models(_config(), Client(Result(), Result(), Result(), Result()), None)
-        _load(_TARGET)
-        run(models.stream("s", [], None))
-        assert _TARGET in sys.modules  # a board with PSRAM keeps it
-        models.let_go = True
-        run(models.stream("s", [], None))
-        assert _TARGET not in sys.modules  # nothing else held it: gone with the clients
-        _load(_TARGET)
-        _load("held_fixture.by_class")  # as Telegram's sender keeps HTTPError
-        run(models.stream("s", [], None))
-        assert _TARGET in sys.modules  # held: kept, so the holder and the next call share one copy
-        platform.unload("held_fixture.by_class")
-        run(models.stream("s", [], None))
-        assert _TARGET not in sys.modules
+        __import__(_TARGET)
+        _tight(False)
+        run(models.stream("s", []))
+        assert _loaded(_TARGET)  # a board with PSRAM keeps it
+        _tight(True)
+        run(models.stream("s", []))
+        assert not _loaded(_TARGET)  # nothing else keeps it: gone with the call's code
+        for holder in _HOLDERS:
+            __import__(holder)
+            run(models.stream("s", []))
+            assert _loaded(_TARGET), holder  # kept: the holder and the next call share its one copy
+            heap.forget(holder)
+            run(models.stream("s", []))
+            assert not _loaded(_TARGET), holder
     finally:
-        models_module._SHARED_MODULES = shared
-        platform.unload(_TARGET)
+        _as_found()
+        for name in (_TARGET,) + _HOLDERS:
+            heap.forget(name)
 
 
 class _Counting:
@@ -127,7 +125,7 @@ class _Models:
     def __init__(self, rounds):
         self.rounds = rounds
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+    async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
                      on_tool=None, max_tokens=None, route=None):
         return self.rounds.pop(0)
 
@@ -183,65 +181,134 @@ def test_a_tool_round_holds_nothing_of_the_round_before_while_its_tools_run():
     assert registry.held is not None and registry.held < 64 * 1024, registry.held
 
 
-def test_the_registry_lets_go_of_the_tools_code_but_a_module_that_keeps_state_or_is_held():
+
+
+def _app(tag):
+    from stub_app import stub_app
+
+    app = stub_app(tag)
+    app.config.set("tool_config", "gpio_allow", "5")
+    app.fixture_set_up, app.fixture_ran = 0, []
+    app.fixture_go = asyncio.Event()
+    return app
+
+
+def test_on_a_tight_heap_the_tools_code_goes_after_its_call_and_the_boards_driven_pins_stay():
+    from support import remove_tree
+
+    from mimi.tools import turn
+    from mimi.tools.loading import load_builtins
     from mimi.tools.registry import Registry
 
-    fixtures = ("held_fixture.tool_plain", "held_fixture.tool_stateful", "held_fixture.tool_held",
-                "held_fixture.by_tool")
-    registry = Registry()
+    app = _app("unload_gpio")
+    registry = Registry(app)
+    load_builtins(registry, ["mimi.tools.gpio"])
+    owner = turn.console()
     try:
-        plain = registry.code(fixtures[0], "fixture_plain")
-        registry.code(fixtures[1], "fixture_stateful")
-        _load(fixtures[3])  # another module keeps tool_held: unloaded, it would be there twice
-        registry.code(fixtures[2], "fixture_held")
-        registry.let_go()
-        assert fixtures[0] not in sys.modules and fixtures[0] not in registry._bound
-        assert sorted(registry._bound) == [fixtures[2], fixtures[1]]
-        assert fixtures[1] in sys.modules and fixtures[2] in sys.modules
-        again = registry.code(fixtures[0], "fixture_plain")  # imported and bound again at its next call
-        assert again is not plain and again.name == "fixture_plain" and fixtures[0] in sys.modules
-        assert __import__("mimi.tools.gpio", None, None, ["_"]).KEEPS_STATE is True  # its driven pins outlive a turn
+        _tight(True)
+        assert run(registry.execute("gpio_write", {"pin": 5, "value": 1}, owner)) == ('{"pin": 5, "value": 1}', False)
+        assert not _loaded("mimi.tools.gpio")  # no call under way: its code went
+        read = run(registry.execute("gpio_read", {"pin": 5}, owner))  # loaded again: the pin is still driven
+        assert read == ('{"pin": 5, "value": 1, "mode": "output"}', False), read
+        _tight(False)
+        run(registry.execute("gpio_read", {"pin": 5}, owner))
+        assert _loaded("mimi.tools.gpio")  # a board with PSRAM keeps it for the next call
     finally:
-        for name in fixtures:
-            platform.unload(name)
+        _as_found()
+        heap.forget("mimi.tools.gpio")
+        remove_tree(app.top)
 
 
-class _Spy:
-    """The registry as the agent sees it, counting let_go."""
+def _fixture_tools(registry):
+    from mimi.tools.lazy_tool import LazyTool
 
-    tools = {}
+    class Lazy(LazyTool):  # a built-in held as data, as builtin_defs' lines make them: its code loaded at its call
+        schema = {"type": "object", "properties": {}}
+        description, tier, acting, level = "a fixture", "observer", False, "autonomous"
 
-    def __init__(self):
-        self.let_go_calls = 0
+        def __init__(self, name):
+            self._registry, self._name = registry, name
 
-    async def execute(self, name, tool_input, turn):
-        return "12:00", False
+        @property
+        def name(self):
+            return self._name
 
-    def let_go(self):
-        self.let_go_calls += 1
+        def code(self):
+            return self._registry.code("held_fixture.tool_setup", self._name)
+
+    for name in ("fixture_slow", "fixture_quick"):
+        registry.add(Lazy(name))
 
 
-def test_on_a_small_heap_the_tools_code_goes_after_each_round_and_the_turn_code_after_the_turn():
+def _held_now():
+    gc.collect()
+    if hasattr(gc, "mem_alloc"):
+        return gc.mem_alloc()
+    import tracemalloc
+
+    return tracemalloc.get_traced_memory()[0]
+
+
+def test_calls_at_once_from_the_agent_a_watcher_a_rule_and_an_mcp_client_never_lose_their_code():
+    """The agent's tool round ends while a watcher's reading, a rule's action and an MCP client's call still run
+    the same tool module: its code stays until the last of them is done, then goes (a tight heap); its setup(app)
+    runs once a boot however often it is loaded; no call fails; the heap is back where it was."""
+    from support import remove_tree
+
     from mimi.agent.loop import Agent
+    from mimi.tools.registry import Registry
+    from mimi.tools.turn import Turn
 
-    call = {"type": "tool_use", "id": "toolu_1", "name": "get_current_time", "input": {}}
+    tracing = not hasattr(gc, "mem_alloc")
+    if tracing:
+        import tracemalloc
 
-    def turn(let_go):
-        registry = _Spy()
-        models = _Models([_Round("tool_use", "Let me look.", [call]), _Round("tool_use", "Again.", [call]),
-                          _Round("end_turn", "Done.")])
-        models.let_go = let_go
+        tracemalloc.start()
+    app = _app("unload_at_once")
+    registry = Registry(app)
+    _fixture_tools(registry)
+    module = "held_fixture.tool_setup"
+    # Each caller's turn as it makes it: watch/sources.py turn_of, watch/rules.py _fire, mcp/server_tools.py call.
+    callers = (Turn("telegram", "42", {"watcher": "greenhouse"}, "owner"),
+               Turn("telegram", "42", {"rule": "heat", "role": "owner"}, "owner"),
+               Turn("mcp", "127-0-0-1_abc123", {"mcp": "127-0-0-1_abc123", "role": "observer"}, "observer"))
+    call = {"type": "tool_use", "id": "toolu_1", "name": "fixture_quick", "input": {}}
 
-        async def main():
-            bus = Bus()
-            agent = Agent(bus, models, _Context(), None, {}, registry=registry)
-            await agent.handle(Message("cli", "console", "what time is it?", {"session": None}))
-            return (await bus.outbound.get()).content
+    async def main():
+        app.fixture_ran, app.fixture_go = [], asyncio.Event()
+        waiting = [asyncio.create_task(registry.execute("fixture_slow", {}, turn)) for turn in callers]
+        while len(app.fixture_ran) < len(callers):  # all three run, waiting
+            await asyncio.sleep(0)
+        bus = Bus()
+        agent = Agent(bus, _Models([_Round("tool_use", "Let me look.", [call]), _Round("end_turn", "Done.")]),
+                      _Context(), None, {}, registry=registry)
+        await agent.handle(Message("cli", "console", "run the quick one", {"session": None}))
+        reply = (await bus.outbound.get()).content
+        assert _loaded(module), "let go under three running calls"
+        again = await registry.execute("fixture_quick", {}, callers[2])  # the MCP client again, meanwhile
+        app.fixture_go.set()
+        outcomes = []
+        for task in waiting:  # no await inside a comprehension: MicroPython has none
+            outcomes.append(await task)
+        assert reply == "Let me look.\n\nDone." and again == ("done", False), (reply, again)
+        assert [o[1] for o in outcomes] == [False, False, False], outcomes  # no call failed
 
-        assert run(main()) == "Let me look.\n\nAgain.\n\nDone."
-        return registry.let_go_calls
-
-    assert turn(True) == 2  # after each round's tools
-    # tools/turn.py is let go after the turn, unless another module keeps it (then it is its one copy)
-    assert "mimi.tools.turn" not in sys.modules or platform.held_elsewhere("mimi.tools.turn")
-    assert turn(False) == 0 and "mimi.tools.turn" in sys.modules  # a board with PSRAM keeps them
+    try:
+        _tight(True)
+        before = _held_now()
+        run(main())
+        assert app.fixture_set_up == 1  # its setup ran once, not at each load
+        assert not _loaded(module) and registry._bound == {}  # the last call done: its code went
+        first = _held_now()
+        run(main())  # the same again: loaded again, not set up again, nothing more left behind
+        assert app.fixture_set_up == 1 and not _loaded(module)
+        again = _held_now()
+        assert again - first < 2 * 1024, (first - before, again - first)
+        if not tracing:  # the unix port's heap: back where it was (CPython's own caches grow at a first run)
+            assert first - before < 8 * 1024, first - before
+    finally:
+        _as_found()
+        heap.forget(module)
+        remove_tree(app.top)
+        if tracing:
+            tracemalloc.stop()

@@ -5,7 +5,7 @@ import network
 import ntptime
 from support import run
 
-from mimi.config import Config
+from mimi.settings import Config
 from mimi.net import http, ntp, wifi, wifi_console, wifi_failure
 from mimi.net.backoff import Backoff
 
@@ -268,13 +268,13 @@ def _words_loaded():
 
 
 def test_a_boot_that_connects_and_a_watched_link_load_none_of_the_words():
-    from mimi import platform
+    from mimi import heap
 
     station = _station(["home pw"])
     station.config.set("wifi_config", "ssid", "home")
     station.config.set("wifi_config", "password", "pw")
     for name in _WORDS:
-        platform.unload(name)
+        heap.forget(name)
 
     async def go():
         assert await station.connect()
@@ -285,7 +285,7 @@ def test_a_boot_that_connects_and_a_watched_link_load_none_of_the_words():
 
 
 def test_a_failed_join_loads_its_explanation_and_a_typed_command_the_console_part():
-    from mimi import platform
+    from mimi import heap
     from stub_app import stub_app
     from support import remove_tree
 
@@ -294,12 +294,12 @@ def test_a_failed_join_loads_its_explanation_and_a_typed_command_the_console_par
         lines = []
         app.console.commands.out = lines.append
         for name in _WORDS:
-            platform.unload(name)
+            heap.forget(name)
         run(app.console.commands.execute("wifi_status"))
         assert _words_loaded() == ["mimi.net.wifi_console"]  # the link is up: no failure to explain
         assert lines[0].startswith("WiFi: connected (127.0.0.1); clock ") and lines[1] == "  signal: -55 dBm"
         for name in _WORDS:
-            platform.unload(name)
+            heap.forget(name)
         station = _station(["home right-password"])
         station.config.set("wifi_config", "ssid", "home")
         station.config.set("wifi_config", "password", "wrong-password")

@@ -1,7 +1,7 @@
 # The agent loop: inbound message -> context -> streamed model reply (with tool rounds) -> session -> outbound.
 import asyncio
 
-from mimi import platform
+from mimi import heap, platform
 from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.llm.errors import ModelError
@@ -14,7 +14,6 @@ PAUSES_MAX = const(3)  # pause_turn continuations (long server-side web searches
 MEMORY_REPLY = "Sorry, the device ran short of memory while answering this. Please try again in a moment."
 MAX_TOKENS_NOTE = "\n\n[reply cut short: it reached the max_tokens limit]"
 _ROUND_BREAK = "\n\n"
-_TURN = "mimi.tools.turn"  # who a turn's tools run for: imported at its first tool call (Exchange._run_tools)
 VOICE_RETRY = "/retry"  # sends a voice note kept after a failed transcription again (voice/heard.py)
 
 
@@ -119,10 +118,8 @@ class Agent:
             await self._reply(message, exc.message, "error", exchange.streaming and exchange.shown)
             return
         reply, session, now, streaming = exchange.reply(), exchange.session, exchange.now, exchange.streaming
-        note, ran_tools = exchange.note, exchange.turn is not None
+        note = exchange.note
         del exchange
-        if ran_tools and getattr(self.models, "let_go", False) and not platform.held_elsewhere(_TURN):
-            platform.unload(_TURN)  # as the tools' code: made again at the next turn that runs one
         self._save(session, message, reply, now)
         self.turns += 1
         if note:  # which profile answered, when not the first: shown, not kept in the session
@@ -231,8 +228,8 @@ class Exchange:
                 return
             self.route.shown = self.shown
             result = await agent.models.stream(
-                system, messages, tools, self.on_delta if self.streaming else None,
-                "none" if last else None, model, self.on_tool, route=self.route)
+                system, messages, tools=tools, on_delta=self.on_delta if self.streaming else None,
+                tool_choice="none" if last else None, model=model, on_tool=self.on_tool, route=self.route)
             agent.spent(message, result)
             self._noted()
             self.stop_reason, self.profile = result.stop_reason, getattr(result, "profile", None)
@@ -285,9 +282,8 @@ class Exchange:
                 await self.channel.on_tool(message.chat_id, call["name"])
             platform.log("agent: tool {} requested".format(call["name"]))
         agent.tool_calls += len(calls)
-        outcomes = await asyncio.gather(*[agent.registry.execute(c["name"], c["input"], self.turn) for c in calls])
-        if getattr(agent.models, "let_go", False):  # a heap without PSRAM: the tools' code not kept
-            agent.registry.let_go()
+        with heap.scope("tool"):  # the round's tools share their code; on a tight heap it goes after the round
+            outcomes = await asyncio.gather(*[agent.registry.execute(c["name"], c["input"], self.turn) for c in calls])
         blocks = []
         for call, outcome in zip(calls, outcomes):
             blocks.append({"type": "tool_result", "tool_use_id": call["id"], "content": outcome[0] or "(no output)",

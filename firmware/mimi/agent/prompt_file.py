@@ -2,7 +2,7 @@
 import json
 
 from mimi import utf8
-from mimi.jsontext import escaped
+from mimi.jsontext import Streamed, escaped
 from mimi.platform import const
 from mimi.storage import files
 
@@ -11,8 +11,8 @@ _READ_SLICE = const(512)  # bytes of a source file read, decoded and escaped at 
 _MARK = "@"  # stands for a block's text in the template the framing is cut from
 
 
-class PromptFile:
-    """The encoded system blocks on flash, as the request writes them (llm/claude.py: is_json, chunks)."""
+class PromptFile(Streamed):
+    """The encoded system blocks on flash, as the request writes them (is_json: its chunks as they are)."""
 
     is_json = True
 

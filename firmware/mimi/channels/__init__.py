@@ -1,6 +1,10 @@
 # channels layer: every way a message comes in and a reply goes out. Channel is what each of them is to the agent,
 # the dispatcher and the safety policy; the app (app.py) makes them and adds them to its channels by name.
 
+# What of this package loads late and may be let go (mimi/heap.py), with the scope that uses it: the console's own
+# commands, after each command typed.
+LET_GO = "console_commands:command"
+
 
 class Channel:
     """send(message) every channel has. A channel that shows a reply while it streams sets streams and has

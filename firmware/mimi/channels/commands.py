@@ -1,9 +1,8 @@
 # The serial CLI's commands: parsing, usage hints, and what each one does.
-from mimi import platform, table
+from mimi import heap, platform, table
 from mimi.channels.cmdline import nearest, params_of, split_args  # noqa: F401  (split_args: re-exported)
 from mimi.platform import const
 
-_OWN = "mimi.channels.console_commands"  # the console's own commands (help, status...), loaded when typed
 _NAME_SHOWN_MAX = const(24)  # a longer unknown command name is not quoted back
 _HANDLER_FIELD = const(5)  # a line's field after the description: a setter's setting, or the handler
 _SECRET_FIELD = const(6)  # a line's field after the handler: the first argument that is a secret (1: the first)
@@ -145,12 +144,9 @@ class Commands:
             path, _, first = target.partition("(")
             if first:
                 args = (self.find(first[:-1]),) + args
-            try:
+            with heap.scope("command"):  # the console's own commands' code is not kept (channels/ LET_GO)
                 result = self.find(path)(*args)  # a module's plain function, or a coroutine to await
                 return (await result) if hasattr(result, "send") else result
-            finally:
-                if path.startswith(_OWN + ":"):
-                    platform.unload(_OWN)  # the console's own commands: their code is not kept
 
         return run
 
@@ -190,9 +186,9 @@ class Commands:
             first, setting = 2, _word(line, 1)
             if setting is None or "." not in setting[2] or _word(line, 2) is None:
                 return -1  # the setting's name is not typed whole yet
-            from mimi import config
+            from mimi import settings
 
-            if not config.is_secret(*setting[2].split(".", 1)):
+            if not settings.is_secret(*setting[2].split(".", 1)):
                 return -1
         else:
             found = None if name in self.table else self._line(name)
@@ -202,9 +198,9 @@ class Commands:
             if len(fields) > _SECRET_FIELD:
                 first = int(fields[_SECRET_FIELD])
             elif text is _BUILTINS and "." in fields[_HANDLER_FIELD] and ":" not in fields[_HANDLER_FIELD]:
-                from mimi import config  # a setter: its setting says
+                from mimi import settings  # a setter: its setting says
 
-                first = 1 if config.is_secret(*fields[_HANDLER_FIELD].split(".", 1)) else 0
+                first = 1 if settings.is_secret(*fields[_HANDLER_FIELD].split(".", 1)) else 0
             else:
                 first = 0
             if not first:
@@ -256,7 +252,7 @@ class Commands:
             shown = [row[2] for row in self.app.config.shown() if row[0] == ns and row[1] == key]
             said = "{}.{} = {} (saved; in effect now)".format(ns, key, shown[0] if shown else "?")
             if dropped:
-                from mimi.config import KEY_DROPPED
+                from mimi.settings import KEY_DROPPED
 
                 said += "; " + KEY_DROPPED
             self.out(said)

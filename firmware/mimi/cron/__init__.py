@@ -7,6 +7,8 @@ import json
 from mimi.platform import const
 from mimi.storage import files
 
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
 FILE_NAME = "cron.json"  # in the data folder
 FILE_MAX = const(32 * 1024)  # a bigger cron.json is not ours: the store refuses to parse it
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.

@@ -8,7 +8,7 @@ from mimi.platform import const, log
 
 OFF = "off"  # stored as the token: none needed (blank means "not set": a new one is made)
 _RANDOM_BYTES = const(18)  # 24 URL-safe characters
-# A token's rule (8 to 128 of A-Z a-z 0-9 - _ . ~) is its setting's kind, checked by setting_values.py on every
+# A token's rule (8 to 128 of A-Z a-z 0-9 - _ . ~) is its setting's kind, checked by settings/values.py on every
 # path that stores one.
 
 

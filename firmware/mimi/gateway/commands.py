@@ -26,7 +26,7 @@ async def cmd_token(gateway):
 
 async def cmd_set_token(gateway, token):
     config = gateway.app.config
-    config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (setting_values.py)
+    config.set(TOKEN_NS, TOKEN_KEY, token)  # the token's rule: its setting's kind (settings/values.py)
     # the clients connected with the old token were closed as it was saved (gateway/clients.py)
     if config.get(TOKEN_NS, TOKEN_KEY) == auth.OFF:
         platform.console_write("gateway token off: anyone who reaches port {} may chat, as {} (ws_open_role); "

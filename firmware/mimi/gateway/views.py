@@ -4,7 +4,7 @@
 import asyncio
 import json
 
-from mimi import config, platform
+from mimi import heap, platform, settings
 from mimi.gateway import TOKEN_KEY, TOKEN_NS
 from mimi.platform import const, log
 
@@ -22,7 +22,13 @@ _lock = None  # one console command at a time: its output is taken while it runs
 
 
 async def answer(app, kind, frame):
-    """The frame (JSON text) that answers a view's frame; ValueError says what the frame lacks."""
+    """The frame (JSON text) that answers a view's frame, in a view's scope (what it loads to answer, the Settings
+    view's descriptions, is let go after: mimi/heap.py); ValueError says what the frame lacks."""
+    with heap.scope("view"):
+        return await _answer(app, kind, frame)
+
+
+async def _answer(app, kind, frame):
     if kind == "status":
         return await _status(app)
     if kind == "settings":
@@ -114,9 +120,9 @@ def _settings(app):
     cfg = app.config
     shown = cfg.shown()  # secrets masked as config_show masks them
     rows, at = [], 0
-    for setting in config.SETTINGS:
+    for setting in settings.SETTINGS:
         ns, key, kind, flags, description = setting[0], setting[1], setting[2], setting[4], setting[7]
-        rows.append([ns, key, shown[at][2], 1 if flags & config.SECRET else 0, kind, description, str(setting[3]),
+        rows.append([ns, key, shown[at][2], 1 if flags & settings.SECRET else 0, kind, description, str(setting[3]),
                      1 if cfg.is_set(ns, key) and _clearable(ns, key) else 0])
         at += 1
     return json.dumps({"type": "settings", "settings": rows})
@@ -135,7 +141,7 @@ def _reset(app, name):
     log("gateway: the page resets {}".format(name))
     now = [row[2] for row in app.config.shown() if row[0] == ns and row[1] == key]
     return _done("set", True, "{} = {} (the default; saved, in effect now){}".format(
-        name, now[0], "; " + config.KEY_DROPPED if dropped else ""), name)
+        name, now[0], "; " + settings.KEY_DROPPED if dropped else ""), name)
 
 
 # -- memory: SOUL.md, USER.md, MEMORY.md, the daily notes; the skills (read-only) --

@@ -1,5 +1,5 @@
 # A healthy boot, as health/watchdog.py judges it in the early boot window: the crash count is cleared and an
-# OTA image confirmed. Loaded once, at the verdict, and let go at once (platform.unload).
+# OTA image confirmed. Loaded once, at the verdict, in a boot's scope that lets it go (health/__init__.py LET_GO).
 from mimi import platform
 from mimi.health import crashes
 from mimi.ota import mark_valid
@@ -13,4 +13,3 @@ def give(health, up_s):
     platform.log("health: healthy boot ({}); crash count cleared{}".format(
         "a turn completed" if health.app.agent.turns else "up {} s".format(up_s),
         ", firmware marked valid" if valid else ""))
-    platform.unload(__name__)  # given once a boot

@@ -4,10 +4,9 @@
 import asyncio
 
 import machine
-from mimi import platform
+from mimi import heap, platform
 from mimi.platform import const
 from mimi.health import crashes
-from mimi.ota import bundle_root
 
 _HEAP_SAMPLES = const(60)  # free heap (KB) once a minute for the last hour: the status view's sparkline
 HEAP_SAMPLE_S = const(60)
@@ -45,6 +44,8 @@ class Health:
 
             agent = safe_mode.start(self)
         else:
+            from mimi.ota import bundle_root  # ota's boot part, let go after the boot: not kept for this one call
+
             crashes.inject_crash_if_asked(bundle_root(app.flash.root))
             agent = asyncio.create_task(app.agent.run())
         dispatcher = asyncio.create_task(app.dispatcher.run())
@@ -87,9 +88,10 @@ class Health:
             if not (self.healthy or self.safe_mode) and app.wifi.is_up():  # the boot window: healthy yet?
                 up_s = platform.ticks_diff(platform.ticks_ms(), app.started_ms) // 1000
                 if app.agent.turns or up_s >= self.healthy_after_s:  # a turn completed, or up long enough
-                    from mimi.health import boot_verdict
+                    with heap.scope("boot"):  # given once a boot: its code is not kept
+                        from mimi.health import boot_verdict
 
-                    boot_verdict.give(self, up_s)
+                        boot_verdict.give(self, up_s)
         elif problem != self.problem:
             self.problem = problem
             platform.log("watchdog: {}; no longer feeding it, the device resets within {} s".format(

@@ -1,5 +1,9 @@
 # llm layer: the model clients (Claude's Messages API, OpenAI-compatible chat), model profiles and their chain.
 # The console commands (channels/commands.py add_lines), their code (llm/commands.py) imported when typed.
+# What of this package loads late and may be let go (mimi/heap.py), with the scope that uses it: the clients' code,
+# loaded for a model call (on a tight heap let go after it; a board with PSRAM keeps it).
+LET_GO = ("body:call claude:call stream:call sse:call claude_tools:call file_pieces:call retry:call openai_chat:call "
+          "openai_stream:call openai_request:call")
 COMMANDS = (
     "\nllm_list\tllm_list\t0\t0\tthe model profiles, the chain and the profile of each job"
     "\tmimi.llm.commands:list_all(app)"

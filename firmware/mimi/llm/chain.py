@@ -41,7 +41,8 @@ def skipped(route):
     return ", ".join(name + " " + why for name, why in route.skipped)
 
 
-async def stream(models, route, system, messages, tools, on_delta, tool_choice, model, on_tool, max_tokens):
+async def stream(models, route, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
+                 on_tool=None, max_tokens=None):
     """Models.stream() along the chain of the route's job, from the profile that answered the turn so far."""
     config = models.config
     chain = profiles.chain(config, route.job)
@@ -64,8 +65,9 @@ async def stream(models, route, system, messages, tools, on_delta, tool_choice, 
                 raise ModelError("budget", "The day's token budget is spent and no free profile could answer.")
             continue
         try:
-            result = await _call(models, profile, system, messages, tools, delta if on_delta else None, tool_choice,
-                                 model, on_tool, max_tokens, not last)
+            result = await _call(models, profile, system, messages, tools=tools,
+                                 on_delta=delta if on_delta else None, tool_choice=tool_choice, model=model,
+                                 on_tool=on_tool, max_tokens=max_tokens, fail_fast=not last)
         except ModelError as exc:
             if last or shown[0] or route.shown or not fails_over(exc):
                 if route.skipped:
@@ -85,7 +87,7 @@ async def stream(models, route, system, messages, tools, on_delta, tool_choice, 
         return result
 
 
-async def _call(models, profile, system, messages, tools, on_delta, tool_choice, model, on_tool, max_tokens,
+async def _call(models, profile, system, messages, *, tools, on_delta, tool_choice, model, on_tool, max_tokens,
                 fail_fast):
     own = profile.anthropic_own
     listed = tools(own) if callable(tools) else tools
@@ -95,12 +97,15 @@ async def _call(models, profile, system, messages, tools, on_delta, tool_choice,
             from mimi.llm.openai_chat import OpenAIChat
 
             client = OpenAIChat(models)
-        return await client.stream(profile, system, messages, listed, on_delta, tool_choice, max_tokens, fail_fast)
+        return await client.stream(profile, system, messages, tools=listed, on_delta=on_delta,
+                                   tool_choice=tool_choice, max_tokens=max_tokens, fail_fast=fail_fast)
     if profile.slot is None:  # claude itself: llm_config's settings, a job's model (set_watch_model) kept
-        return await models.claude().stream(system, messages, listed, on_delta, tool_choice, model, on_tool,
-                                            max_tokens, None, fail_fast)
-    return await models.claude().stream(system, messages, listed, on_delta, tool_choice, None,
-                                        on_tool if own else None, max_tokens, profile, fail_fast)
+        return await models.claude().stream(system, messages, tools=listed, on_delta=on_delta,
+                                            tool_choice=tool_choice, model=model, on_tool=on_tool,
+                                            max_tokens=max_tokens, fail_fast=fail_fast)
+    return await models.claude().stream(system, messages, tools=listed, on_delta=on_delta, tool_choice=tool_choice,
+                                        on_tool=on_tool if own else None, max_tokens=max_tokens, profile=profile,
+                                        fail_fast=fail_fast)
 
 
 def _tell_once(models, name, message):

@@ -1,62 +1,19 @@
-# The Anthropic Messages API over SSE: request, retries before the first delta, clear errors for the user; the
-# retry loop and the request's JSON writer serve the OpenAI-compatible client too (llm/openai_chat.py).
-import asyncio
+# The Anthropic Messages API over SSE: request, retries before the first delta (llm/retry.py), clear errors for the
+# user.
 import json
-import os
 
-from mimi import jsontext
-from mimi.llm.errors import ModelError, from_response, from_stream_error
-from mimi.llm.sse import SSEParser
+from mimi.llm.body import value_pieces
+from mimi.llm.errors import ERROR_BODY_MAX, ModelError, from_response, from_stream_error
+from mimi.llm.retry import retried
+from mimi.llm.sse import SSE_LINE_MAX, SSEParser
 from mimi.llm.stream import MessageAssembler, StreamError
 from mimi.net import http
-from mimi.net.backoff import Backoff
-from mimi.platform import const, log
+from mimi.platform import const
 
 API_VERSION = "2023-06-01"
-_MAX_ATTEMPTS = const(4)  # one try plus three retries
-_BACKOFF_FIRST_MS = const(500)
-_BACKOFF_MAX_MS = const(8000)
-_RETRY_AFTER_MAX_S = const(60)
-_FAILOVER_WAIT_S = const(10)  # a 429 asking a longer wait goes to the chain's next profile at once
-SSE_LINE_MAX = const(16384)
 _SERVER_LINE_MAX = const(65536)  # with Claude's web tools: a search result block arrives as one event line
-ERROR_BODY_MAX = const(8192)
 _TLS_HINT = "For your own endpoint, put its CA certificate (DER) in the certs folder on flash"
 _CUT_MESSAGE = "The connection to {} broke before the reply was complete ({})."
-
-
-def json_value(value):
-    """value as JSON bytes pieces, long strings in slices: no large single allocation."""
-    if isinstance(value, str) and len(value) > jsontext.ESCAPE_SLICE:
-        yield b'"'
-        yield from jsontext.escaped(value)
-        yield b'"'
-    elif isinstance(value, bytes):  # already JSON (kept encoded, e.g. a built-in tool's definition)
-        yield value
-    elif hasattr(value, "chunks"):  # read from flash while the request is sent (file_pieces)
-        if getattr(value, "is_json", False):  # already JSON (e.g. the encoded system prompt)
-            yield value
-        else:  # the inside of a JSON string
-            yield b'"'
-            yield value
-            yield b'"'
-    elif isinstance(value, dict):
-        yield b"{"
-        first = True
-        for key in value:
-            yield (b"" if first else b", ") + json.dumps(key).encode() + b": "
-            first = False
-            yield from json_value(value[key])
-        yield b"}"
-    elif isinstance(value, list):
-        yield b"["
-        for i, item in enumerate(value):
-            if i:
-                yield b", "
-            yield from json_value(item)
-        yield b"]"
-    else:
-        yield json.dumps(value).encode()
 
 
 class JsonBody:
@@ -72,44 +29,18 @@ class JsonBody:
         system, messages, tools, model, max_tokens, tool_choice, mcp_servers = self.parts
         yield b'{"model": ' + json.dumps(model).encode() + b', "max_tokens": ' + str(max_tokens).encode()
         yield b', "stream": true, "system": '
-        yield from json_value(system)
+        yield from value_pieces(system)
         if tools:
             yield b', "tools": '
-            yield from json_value(tools)
+            yield from value_pieces(tools)
             if tool_choice:
                 yield b', "tool_choice": {"type": ' + json.dumps(tool_choice).encode() + b"}"
         if mcp_servers:  # Claude's MCP connector: servers the API calls itself
             yield b', "mcp_servers": '
-            yield from json_value(mcp_servers)
+            yield from value_pieces(mcp_servers)
         yield b', "messages": '
-        yield from json_value(messages)
+        yield from value_pieces(messages)
         yield b"}"
-
-
-async def retried(attempt, who, fail_fast=False):
-    """await attempt(streamed) until it returns: a retryable ModelError is tried again (_MAX_ATTEMPTS in all, with
-    backoff and retry-after) while nothing of the reply streamed (streamed[0] stays False). who: the name the
-    console's retry line gives; fail_fast: the chain has a next profile, so a 429 asking a wait over
-    _FAILOVER_WAIT_S is not waited for."""
-    backoff = Backoff(_BACKOFF_FIRST_MS, _BACKOFF_MAX_MS)
-    tries = 1
-    while True:
-        streamed = [False]
-        try:
-            return await attempt(streamed)
-        except ModelError as exc:
-            too_long = fail_fast and exc.retry_after is not None and exc.retry_after > _FAILOVER_WAIT_S
-            if streamed[0] or not exc.retryable or tries >= _MAX_ATTEMPTS or too_long:
-                if exc.retryable and tries > 1 and not streamed[0]:
-                    exc.message += " (tried {} times)".format(tries)
-                raise
-            delay = backoff.next()
-            wait = delay + (os.urandom(1)[0] * delay) // 512  # up to +50% jitter
-            if exc.retry_after is not None:
-                wait = max(wait, min(exc.retry_after, _RETRY_AFTER_MAX_S) * 1000)
-            log("{}: {}; retrying in {} ms".format(who, exc.kind, wait))
-            await asyncio.sleep(wait / 1000)
-            tries += 1
 
 
 class Claude:
@@ -121,7 +52,7 @@ class Claude:
         self.models = models
         self.config = models.config
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+    async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
                      on_tool=None, max_tokens=None, profile=None, fail_fast=False):
         """Stream one reply; returns the MessageAssembler (content, text, stop_reason, usage).
 

@@ -12,7 +12,15 @@ SERVER, DEVICE, OFF = "server", "device", "off"
 MODES = (SERVER, DEVICE, OFF)
 NS = "web_config"
 PAUSES_MAX = const(3)  # pause_turn continuations of one turn
-ACTIVITY = {"web_search": "searching the web", "web_fetch": "reading a web page"}  # what a live draft says
+_ACTIVITY = (("web_search", "searching the web"), ("web_fetch", "reading a web page"))  # what a live draft says
+
+
+def activity(name):
+    """What a live draft says while Claude's own tool `name` runs: "searching the web", or "using <name>"."""
+    for tool, doing in _ACTIVITY:
+        if tool == name:
+            return doing
+    return "using " + name
 _LINK_TITLE_MAX = const(40)
 
 

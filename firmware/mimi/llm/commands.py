@@ -1,7 +1,7 @@
 # The model profiles' console commands (llm_add, llm_key, llm_list, llm_remove, llm_use, llm_for, llm_price,
 # llm_note, budget_fallback), imported when one is typed.
 from mimi import platform
-from mimi.config import KEY_DROPPED
+from mimi.settings import KEY_DROPPED
 from mimi.llm import profiles
 from mimi.llm.profiles import CLAUDE, DEFAULT, JOBS, NS
 
@@ -60,7 +60,7 @@ async def add(app, name, wire, url, model, key=None):
         if slot is None:
             raise ValueError("all {} profile places are taken; llm_remove one first".format(profiles.SLOTS))
         config.unset(NS, "k{}".format(slot))  # a removed profile's key never carries over
-    dropped = config.set(NS, "p{}".format(slot), line)  # a URL on another host drops the key (config.py)
+    dropped = config.set(NS, "p{}".format(slot), line)  # a URL on another host drops the key (settings/)
     if key:
         config.set(NS, "k{}".format(slot), key)
     profile = profiles.find(config, name)
@@ -72,15 +72,12 @@ async def add(app, name, wire, url, model, key=None):
 
 def _no_key_in(name, wire, url, model):
     """A key typed in a slot that is not secret (the model's, when the model was left out) is refused, never shown."""
-    from mimi import setting_values  # the one rule of a key's shape, loaded for the check and let go
+    from mimi.settings import looks_like_key
 
-    try:
-        for what, word in (("name", name), ("wire format", wire), ("URL", url), ("model", model)):
-            if setting_values.looks_like_key(word):
-                raise ValueError("the {} looks like a key: not saved (the key comes last: llm_add <name> "
-                                 "<anthropic|openai> <url> <model> [key])".format(what))
-    finally:
-        platform.unload("mimi.setting_values")
+    for what, word in (("name", name), ("wire format", wire), ("URL", url), ("model", model)):
+        if looks_like_key(word):
+            raise ValueError("the {} looks like a key: not saved (the key comes last: llm_add <name> "
+                             "<anthropic|openai> <url> <model> [key])".format(what))
 
 
 def _dropped(dropped):
@@ -239,7 +236,7 @@ def chain_text(config):
 
 
 def _masked(value):
-    from mimi.config import mask
+    from mimi.settings import mask
 
     return mask(value)
 

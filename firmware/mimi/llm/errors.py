@@ -1,5 +1,8 @@
 # Every way a model call can fail, as one error type whose message a user understands. The wording of a
 # failed call (llm/explain.py) is imported only when one fails: the class alone waits at boot (agent/loop.py).
+from mimi.platform import const
+
+ERROR_BODY_MAX = const(8192)  # bytes of an error answer's body read, whichever wire
 
 
 class ModelError(Exception):

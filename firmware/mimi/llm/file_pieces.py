@@ -3,6 +3,7 @@ import binascii
 import json
 
 from mimi import jsontext
+from mimi.jsontext import Streamed
 from mimi.platform import const
 from mimi.storage import files
 
@@ -10,7 +11,7 @@ _B64_SLICE = const(1536)  # bytes read per step: a multiple of 3, so slices enco
 _TEXT_SLICE = const(1024)
 
 
-class Base64File:
+class Base64File(Streamed):
     """A file as base64 text; len() is known from the file size (the Content-Length needs it)."""
 
     def __init__(self, path):
@@ -33,22 +34,13 @@ class Base64File:
                 yield binascii.b2a_base64(view[:n], newline=False)
 
 
-class TextFile:
+class TextFile(Streamed):
     """A UTF-8 text file as the inside of a JSON string (escaped, bad bytes dropped), in slices."""
 
     def __init__(self, path):
-        self.path = path
-        self._len = None
+        self.path = path  # its escaped length: one pass over the file at the first len(), nothing kept
         if files.size(path) < 0:
             raise OSError(2, "no such file: " + path)
-
-    def __len__(self):
-        if self._len is None:  # one pass over the file: the escaped length, nothing kept
-            n = 0
-            for chunk in self.chunks():
-                n += len(chunk)
-            self._len = n
-        return self._len
 
     def chunks(self):
         carry = b""
@@ -66,18 +58,12 @@ class TextFile:
             yield json.dumps(files.decode(carry))[1:-1].encode()
 
 
-class TextPieces:
+class TextPieces(Streamed):
     """str pieces sent as one JSON string, each escaped as it is written: the text is never joined
     (a long reply sent back after a tool round needs no hole of its size). Byte for byte the joined form."""
 
     def __init__(self, pieces):
         self.pieces = pieces
-        self._len = None
-
-    def __len__(self):
-        if self._len is None:
-            self._len = sum(len(chunk) for chunk in self.chunks())
-        return self._len
 
     def chunks(self):
         for piece in self.pieces:

@@ -1,24 +1,14 @@
 # Where a model call goes: claude alone (llm_config, the default: nothing else loaded), or the chain of profiles
-# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one). On a heap under
-# 2 MB (no PSRAM: app.py sets let_go) the clients' code (llm/claude.py, the stream and SSE readers, the
-# OpenAI-compatible wire) is loaded for a call and let go after it: a board at rest holds none of it, for the
-# imports' time at each call (tens of ms). A board with PSRAM keeps it loaded.
-from mimi import platform
+# (llm_use; a job's own profile first, llm_for: llm/chain.py, loaded by a board that uses one). A call runs in a
+# call's scope (mimi/heap.py): on a tight heap (no PSRAM) the clients' code (llm/claude.py, the stream and SSE
+# readers, the OpenAI-compatible wire: llm/__init__.py LET_GO) is let go when the last call under way ends, so a
+# board at rest holds none of it, for the imports' time at each call (tens of ms). A board with PSRAM keeps it.
+from mimi import heap
 from mimi.platform import const
 
 _FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
 _STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
 _STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
-# A call's modules, unloaded once no call is under way (a module another part keeps, as the MCP client keeps the
-# SSE reader, stays its own: only the name is forgotten). Nothing outside a call keeps their objects.
-_CALL_MODULES = ("mimi.llm.claude", "mimi.llm.stream", "mimi.llm.sse", "mimi.llm.claude_tools", "mimi.llm.file_pieces",
-                 "mimi.llm.openai_chat", "mimi.llm.openai_stream", "mimi.llm.openai_request",
-                 "mimi.storage.history_pieces")
-# The HTTP client's modules a call loads where nothing else has (Telegram, MCP, voice, OTA and the fetch tools
-# keep their own import of it): let go with the clients unless another module holds them.
-_SHARED_MODULES = ("mimi.net.http", "mimi.net.http_send", "mimi.net.connect")
-
-
 class Route:
     """One turn's way through the chain: the profile that answers (its later rounds start there) and the ones
     that could not, with why. shown: some of the turn's text reached the user, so no other profile may answer."""
@@ -55,8 +45,6 @@ class Models:
         self.tokens_field = {}  # openai profile name -> the max tokens field its server takes, once it refused one
         self.told = []  # profiles whose refused key the owner was told of
         self.mcp_servers = None  # Claude's MCP connector: the remote servers (mcp/client_service.py)
-        self.calls = 0  # calls under way
-        self.let_go = False  # True: the clients' code unloaded after each call (a heap without PSRAM; app.py)
 
     def secrets(self):
         """What a provider's error must never show (asked only when a call failed): every secret setting that is
@@ -72,15 +60,6 @@ class Models:
 
         return Claude(self)
 
-    def release(self):
-        """The clients' code let go once no call is under way, where let_go says so."""
-        if self.let_go and not self.calls:
-            for name in _CALL_MODULES:
-                platform.unload(name)
-            for name in _SHARED_MODULES:
-                if not platform.held_elsewhere(name):
-                    platform.unload(name)
-
     def plain(self, job=None):
         """True while calls go to claude alone: the chain is the default and the job has no profile of its own."""
         cfg = self.config
@@ -94,27 +73,25 @@ class Models:
 
         return chain.has_free(self.config, job)
 
-    async def stream(self, system, messages, tools=None, on_delta=None, tool_choice=None, model=None,
+    async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
                      on_tool=None, max_tokens=None, route=None):
         """One reply, from the first profile of the route's chain that can give it (its result's .profile names
         it). tools: a list, or tools(server) giving the list, Claude's own tools included when server is True.
         Raises ModelError (the last profile's, naming why the ones before it could not)."""
         route = route or Route()
-        self.calls += 1
-        try:
+        with heap.scope("call"):
             if not self.plain(route.job):
                 from mimi.llm import chain
 
-                return await chain.stream(self, route, system, messages, tools, on_delta, tool_choice, model,
-                                          on_tool, max_tokens)
-            result = await self.claude().stream(system, messages, tools(True) if callable(tools) else tools,
-                                                on_delta, tool_choice, model, on_tool, max_tokens)
+                return await chain.stream(self, route, system, messages, tools=tools, on_delta=on_delta,
+                                          tool_choice=tool_choice, model=model, on_tool=on_tool,
+                                          max_tokens=max_tokens)
+            result = await self.claude().stream(system, messages, tools=tools(True) if callable(tools) else tools,
+                                                on_delta=on_delta, tool_choice=tool_choice, model=model,
+                                                on_tool=on_tool, max_tokens=max_tokens)
             result.profile = "claude"
             self.answered = ("claude", result.model or model or self.config.get("llm_config", "model"), ())
             return result
-        finally:
-            self.calls -= 1
-            self.release()
 
 
 def note(route):

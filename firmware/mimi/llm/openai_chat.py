@@ -1,12 +1,12 @@
 # OpenAI-compatible Chat Completions over SSE (OpenAI, OpenRouter, DeepSeek, Groq, Ollama, llama.cpp, LM Studio):
 # the same HTTP client, TLS checks, SSE parser, retries and bounds as the Claude client. Loaded only by a board
 # that uses an openai profile (llm/models.py).
-from mimi.llm.claude import ERROR_BODY_MAX, SSE_LINE_MAX, retried
-from mimi.llm.errors import ModelError, from_response, from_stream_error
+from mimi.llm.errors import ERROR_BODY_MAX, ModelError, from_response, from_stream_error
 from mimi.llm.openai_request import ChatBody, messages_of, tools_of
 from mimi.llm.openai_stream import ChatAssembler
 from mimi.llm.profiles import host_of
-from mimi.llm.sse import SSEParser
+from mimi.llm.retry import retried
+from mimi.llm.sse import SSE_LINE_MAX, SSEParser
 from mimi.llm.stream import StreamError
 from mimi.net import http
 
@@ -34,8 +34,8 @@ class OpenAIChat:
         self.config = models.config
         self.tokens_field = models.tokens_field  # profile name -> the field its server takes, once it refused one
 
-    async def stream(self, profile, system, messages, tools=None, on_delta=None, tool_choice=None, max_tokens=None,
-                     fail_fast=False):
+    async def stream(self, profile, system, messages, *, tools=None, on_delta=None, tool_choice=None,
+                     max_tokens=None, fail_fast=False):
         url = url_of(profile.url)
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         key = profile.key

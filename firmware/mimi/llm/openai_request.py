@@ -3,26 +3,20 @@
 # from flash while it is sent, tools as functions. Loaded only by a board that uses an openai profile.
 import json
 
-from mimi.jsontext import escaped
-from mimi.llm.claude import json_value
+from mimi.jsontext import Streamed, escaped
+from mimi.llm.body import value_pieces
 from mimi.platform import const
 
 _READ_SLICE = const(1024)  # bytes of the prompt file read and sent at a time
 TOOL_ERROR = "[tool error] "  # a failed call's result starts so: the tool message has no error flag
 
 
-class Joined:
-    """Texts sent as one JSON string, never joined in RAM: a str is escaped as it is written, an object with
-    chunks() (a reply's pieces, a text file: escaped already; a file's base64) is written as it comes."""
+class Joined(Streamed):
+    """Texts sent as one JSON string, never joined in RAM: a str is escaped as it is written, a Streamed part (a
+    reply's pieces, a text file: escaped already; a file's base64) is written as it comes."""
 
     def __init__(self, parts):
         self.parts = parts
-        self._len = None
-
-    def __len__(self):
-        if self._len is None:
-            self._len = sum(len(chunk) for chunk in self.chunks())
-        return self._len
 
     def chunks(self):
         for part in self.parts:
@@ -32,7 +26,7 @@ class Joined:
                 yield from part.chunks()
 
 
-class _PromptText:
+class _PromptText(Streamed):
     """The system prompt file's blocks (agent/prompt_file.py, Messages API JSON) as one string's inside: the
     escaped text of each block, read from flash at the spans recorded when the file was written."""
 
@@ -54,7 +48,7 @@ class _PromptText:
                     yield data
 
 
-class _Functions:
+class _Functions(Streamed):
     """The request's tools as functions, written from the kept definitions (a built-in's LazyTool, an MCP server's
     tool: views of their bytes; an owner's tool: its dict): one object, no copy."""
 
@@ -62,15 +56,6 @@ class _Functions:
 
     def __init__(self, tools):
         self.tools = tools
-        self._len = None
-
-    def __len__(self):
-        if self._len is None:
-            n = 2 * len(self.tools)  # "[" and "]", and ", " between each two
-            for tool in self.tools:
-                n += sum(len(chunk) for chunk in _function(tool))
-            self._len = n
-        return self._len
 
     def chunks(self):
         for i, tool in enumerate(self.tools):
@@ -86,10 +71,11 @@ _PARAMETERS_KEY = b'"parameters": '
 def _function(tool):
     """A tool's function, as pieces: views of its kept definition with "input_schema" renamed "parameters"
     (tools/lazy_tool.py Encoded.schema_parts), or made from its dict."""
-    parts = tool.schema_parts() if getattr(tool, "is_json", False) else None
+    kept = isinstance(tool, Streamed)  # a definition kept encoded (tools/lazy_tool.py Encoded)
+    parts = tool.schema_parts() if kept else None
     if parts is None:
-        if getattr(tool, "is_json", False):
-            tool = tool._decoded()
+        if kept:
+            tool = tool.decoded()
         yield json.dumps({"type": "function", "function": {"name": tool["name"], "description": tool["description"],
                                                              "parameters": tool["input_schema"]}}).encode()
         return
@@ -104,14 +90,14 @@ def system_text(system):
     """The system prompt (a prompt file, its blocks, or a str) as one string for the system message."""
     if isinstance(system, str) or system is None:
         return system or ""
-    if hasattr(system, "spans"):
+    if isinstance(system, Streamed):  # the prompt file (agent/prompt_file.py): its blocks' spans recorded
         return Joined([_PromptText(system)])
     return Joined([block["text"] for block in system])
 
 
 def tools_of(tools):
     """The request's tools as functions, or None; Claude's server tools (dicts with a type) have no counterpart."""
-    kept = [tool for tool in tools or () if getattr(tool, "is_json", False) or "type" not in tool]
+    kept = [tool for tool in tools or () if isinstance(tool, Streamed) or "type" not in tool]
     return _Functions(kept) if kept else None
 
 
@@ -180,9 +166,9 @@ class ChatBody:
             json.dumps(model), tokens_field, max_tokens).encode()
         if tools:
             yield b', "tools": '
-            yield from json_value(tools)
+            yield from value_pieces(tools)
             if tool_choice:
                 yield b', "tool_choice": ' + json.dumps(tool_choice).encode()
         yield b', "messages": '
-        yield from json_value(messages)
+        yield from value_pieces(messages)
         yield b"}"

@@ -4,6 +4,7 @@ from mimi.platform import const
 # Most characters one event's data may hold; a Claude event is well under 1 KB, so this only
 # stops a broken or hostile stream from filling the heap.
 EVENT_MAX = const(64 * 1024)
+SSE_LINE_MAX = const(16384)  # bytes of one line the clients read (Claude's web tools need more: llm/claude.py)
 
 
 class SSEError(ValueError):

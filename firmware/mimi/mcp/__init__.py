@@ -5,6 +5,9 @@
 # mcp.json lists a server, else at the first mcp_* command typed.
 from mimi.storage import files
 
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
+
 NS = "mcp_config"
 FILE_NAME = "mcp.json"  # in the data folder: the MCP servers the board uses (the file tools cannot read it)
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
@@ -26,12 +29,8 @@ _COMMANDS = (
 
 def setup(app):
     """The mcp_* console commands; their code (server_commands.py, client_commands.py) loads when typed. The
-    client only when mcp.json lists a server (no server, no file): it, made now (parts.py)
-    (parts.py) and started with the network services, which fetch the servers' tools; else None. Then this
-    module is let go: its lines stay in flash, and a board that never uses MCP keeps none of it."""
-    from mimi import platform
-
+    client only when mcp.json lists a server (no server, no file): it, made now (parts.py) and started with the
+    network services, which fetch the servers' tools; else None. The boot lets this module go after (LET_GO): its
+    lines stay in flash, and a board that never uses MCP keeps none of it."""
     app.console.commands.add_lines(_COMMANDS)
-    client = app.part("mcp_client") if files.exists(files.join(app.flash.root, FILE_NAME)) else None
-    platform.unload(__name__)
-    return client
+    return app.part("mcp_client") if files.exists(files.join(app.flash.root, FILE_NAME)) else None

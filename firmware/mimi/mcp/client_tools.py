@@ -76,7 +76,7 @@ class RemoteTool(Encoded):
     def _span(self):
         return self.encoded, 0, len(self.encoded)
 
-    def _decoded(self):
+    def decoded(self):
         return json.loads(self.encoded)
 
     async def run(self, data):

@@ -29,7 +29,7 @@ def set_token(app, token):
         else:
             platform.console_write("MCP token off: MCP clients present the web chat's token (ws_token shows it)\n")
         return
-    config.set(NS, _TOKEN_KEY, token)  # the token's rule: its setting's kind (setting_values.py)
+    config.set(NS, _TOKEN_KEY, token)  # the token's rule: its setting's kind (settings/values.py)
     platform.console_write("MCP token saved: MCP clients send it as 'Authorization: Bearer <token>' "
                            "(the web chat's token no longer opens /mcp; sessions opened with another ended)\n")
 

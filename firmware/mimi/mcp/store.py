@@ -2,10 +2,10 @@
 # printed) and who calls it: the board's own client (local) or Anthropic's API itself (remote, the connector).
 import json
 
-from mimi.config import mask
+from mimi.settings import looks_like_key, mask
 from mimi.mcp import FILE_NAME  # the one name of the file; mcp.setup looks for it at boot
-from mimi.platform import const, log, unload
-from mimi.storage import files
+from mimi.platform import const
+from mimi.storage import files, json_store
 
 _SERVERS_MAX = const(8)
 NAME_MAX = const(16)  # mcp__<name>__<tool> must stay within the API's 64 characters
@@ -61,7 +61,7 @@ def check_url(url, remote):
     except ValueError as exc:  # what is wrong, the URL not quoted (a key pasted into it is not shown)
         raise StoreError("give the server's URL, like http://192.168.1.10:8123/mcp_server/sse (this one {})"
                          .format(exc))
-    if _key_shaped(url):
+    if looks_like_key(url):
         raise StoreError("the server's URL looks like it holds a key: not saved (it would be shown in clear; the "
                          "token goes last: mcp_add <name> <url> [token])")
     if remote and not url.startswith("https://"):
@@ -71,15 +71,6 @@ def check_url(url, remote):
         raise StoreError("Claude's MCP connector calls servers from the internet, and {} is not public; for a "
                          "server on your network use mcp_add".format(_host(url)))
     return url
-
-
-def _key_shaped(text):
-    from mimi import setting_values  # the one rule of a key's shape, loaded for the check and let go
-
-    try:
-        return setting_values.looks_like_key(text)
-    finally:
-        unload("mimi.setting_values")
 
 
 def _origin_moved(before, after):
@@ -112,15 +103,9 @@ class Store:
         self.load()
 
     def load(self):
-        """Read mcp.json; a missing file is no server, a broken one is reported (once, here) and ignored."""
-        self.servers = []
-        try:
-            data = files.read_json(self.path, FILE_MAX)
-            if data is None:
-                return
-            self.servers = [server for server in data.get("servers", ()) if _valid(server)][:_SERVERS_MAX]
-        except (ValueError, TypeError, AttributeError) as exc:
-            log("mcp: {} is unreadable ({}); no MCP server is used".format(self.path, exc))
+        """Read mcp.json; a missing file is no server, a broken one is named on the console and kept aside."""
+        data = json_store.read(self.path, FILE_MAX, "servers")
+        self.servers = [server for server in data["servers"] if _valid(server)][:_SERVERS_MAX] if data else []
 
     def save(self):
         if not self.servers:

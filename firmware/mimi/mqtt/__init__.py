@@ -1,6 +1,8 @@
 # MQTT (Home Assistant, other boards): off unless a broker is set; the package's code loads only then.
 # This boot part owns the settings' names and the board's topics; it never imports the channel, which App
 # makes (parts.py) at the first app.part("mqtt") once a broker is set.
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
 NS = "mqtt_config"
 BASE_PREFIX = "mimi/"
 # The console commands (channels/commands.py add_lines): a str constant stays in flash, not a table on the heap.

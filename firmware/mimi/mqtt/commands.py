@@ -2,7 +2,7 @@
 import asyncio
 
 from mimi import mqtt, platform
-from mimi.config import mask
+from mimi.settings import mask
 from mimi.mqtt import messages, packets
 from mimi.safety import roles
 

@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import board, platform, utf8
+from mimi.jsontext import Streamed
 from mimi.net import connect, ntp, tls
 from mimi.net.http_send import Batch
 from mimi.platform import const
@@ -276,9 +277,9 @@ async def request(method, url, headers=None, body=None, read_timeout=READ_TIMEOU
 async def _exchange(method, url, headers, body, read_timeout, first_byte_s, deadline_s, give_way, wait):
     """Send one request (Connection: close) and return the Response once its headers arrived.
 
-    `body` is bytes or a list of bytes pieces (written one by one, never joined); a piece with chunks() (a file
-    on flash) is written chunk by chunk, its len() counted in the Content-Length. Limits: connect (+ TLS
-    handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
+    `body` is bytes or a list of bytes pieces (written one by one, never joined); a Streamed piece (a file on
+    flash: jsontext.Streamed) is written chunk by chunk, its len() counted in the Content-Length. Limits: connect
+    (+ TLS handshake), `first_byte_s` for the status line (default: read_timeout), `read_timeout` for each silence
     after it, `deadline_s` for the whole exchange including the body read later from the Response. Small-board
     mode: https holds the one TLS session until the Response closes (net/tls_gate.py: give_way, wait)."""
     tls_on, host, port, path = split_url(url)
@@ -329,7 +330,7 @@ async def _exchange(method, url, headers, body, read_timeout, first_byte_s, dead
         await batch.add((head + "\r\n").encode())
         del head
         for piece in pieces():
-            if hasattr(piece, "chunks"):  # a file streamed from flash: never whole in RAM
+            if isinstance(piece, Streamed):  # a file streamed from flash, a reply's pieces: never whole in RAM
                 for chunk in piece.chunks():
                     await batch.add(chunk)
             else:

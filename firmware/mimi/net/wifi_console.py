@@ -1,6 +1,6 @@
 # The WiFi status line (status, wifi_status) and the wifi_set and wifi_status commands (loaded when typed).
 from mimi import platform
-from mimi.config import mask
+from mimi.settings import mask
 from mimi.net import ntp
 
 

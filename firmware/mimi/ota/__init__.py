@@ -1,6 +1,8 @@
 # Firmware updates: a new app image into the other OTA slot, or new modules from a bundle manifest.
 # At boot only this: the ota commands (their code, ota/commands.py, imported at the first one typed) and the
 # healthy-boot confirmation, so a board that is never updated spends no heap on the writers (the heap diet).
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
 _COMMANDS = (
     "\nota\tota <https-url> [sha256]\t1\t2"

@@ -1,2 +1,5 @@
 # safety layer: breakers, audit log, roles and tool policy, budgets; console code is imported when typed
-NS = "safety_config"  # the settings of the whole layer (config.py): breaker, budgets, confirmations, watchers
+# What of this package loads late and may be let go (mimi/heap.py), with the scopes that use it: the masking of
+# outside text, loaded at a tool call or a failed model call.
+LET_GO = "masking:tool,call"
+NS = "safety_config"  # the settings of the whole layer (settings/): breaker, budgets, confirmations, watchers

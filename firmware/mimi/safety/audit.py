@@ -1,7 +1,7 @@
 # Audit log: one JSONL line per tool call in <data>/audit/YYYY-MM-DD.jsonl, secrets masked, bounded.
 import json
 
-from mimi import config as config_module
+from mimi import settings
 from mimi import platform
 from mimi.platform import const
 from mimi.storage import files
@@ -47,9 +47,9 @@ def masked(value, secrets=(), depth=0):
         for key in value:
             item = value[key]
             if _secret_name(key) and isinstance(item, (dict, list, tuple)):
-                out[key] = config_module.mask("*")  # a container of secrets: hide all of it
+                out[key] = settings.mask("*")  # a container of secrets: hide all of it
             elif _secret_name(key) and item is not None and not isinstance(item, bool):
-                out[key] = config_module.mask(item)
+                out[key] = settings.mask(item)
             else:
                 out[key] = masked(item, secrets, depth + 1)
         return out

@@ -2,7 +2,7 @@
 # answer Telegram or a speech service gave): every configured secret wherever it stands, and any Authorization,
 # Bearer or API-key value, shown as the console shows a secret. The one masking function; bounded work. Loaded at
 # the first tool call or failure.
-from mimi import config as config_module
+from mimi import settings
 from mimi.platform import const
 
 _SECRET_MIN = const(6)  # a configured secret shorter than this is masked only where it is the whole text
@@ -18,14 +18,14 @@ _MARKERS = ("authorization", "bearer", "api-key", "api_key")
 _SCHEMES = ("bearer", "basic", "token", "digest")
 _SEPARATORS = " :=\"'"
 _ENDS = " \t\r\n\"',;)]}<>&"
-_MASKED = "\u2026"  # config.mask's ellipsis: a value already masked is left as it is
+_MASKED = "\u2026"  # settings.mask's ellipsis: a value already masked is left as it is
 
 
 def secrets(config, more=()):
-    """The values to hide: every secret setting that is set (API keys, tokens, passwords; config.py's table),
+    """The values to hide: every secret setting that is set (API keys, tokens, passwords; the settings' table),
     then `more` (secrets kept elsewhere: an MCP server's token in mcp.json), longest first."""
     found = []
-    for ns, key in config_module.secret_names():
+    for ns, key in settings.secret_names():
         value = config.get(ns, key)
         if value:
             found.append(str(value))
@@ -48,7 +48,7 @@ def of_app(app):
 
 def outside(text, secrets, limit=None):
     """text, which came from outside the board, with each of `secrets` and any credential after a marker
-    (_MARKERS) masked (config.mask: never the whole of it); then cut to `limit` characters. A text longer than
+    (_MARKERS) masked (settings.mask: never the whole of it); then cut to `limit` characters. A text longer than
     limit is read only to limit plus the longest secret (or _REACH): masked first, then cut, so no secret is
     ever cut in half with one half shown."""
     if not isinstance(text, str):
@@ -60,7 +60,7 @@ def outside(text, secrets, limit=None):
         text = text[: limit + reach]
     for secret in secrets:
         if text == secret or (len(secret) >= _SECRET_MIN and secret in text):
-            text = text.replace(secret, config_module.mask(secret))
+            text = text.replace(secret, settings.mask(secret))
     text = _credentials_masked(text)
     return text if limit is None else text[:limit]
 
@@ -79,7 +79,7 @@ def _credentials_masked(text):
         end = _value_end(text, start)
         value = text[start:end]
         if _looks_like_key(value):
-            shown = config_module.mask(value)
+            shown = settings.mask(value)
             text = text[:start] + shown + text[end:]
             end = start + len(shown)
         at = end

@@ -1,6 +1,13 @@
-# Device settings in NVS: defaults, validation, in-memory overrides, masking, change notices.
-from mimi import platform, table
+# Device settings, one package: the table of every setting and the Config that keeps them in NVS (defaults,
+# in-memory overrides, masking, change notices); what a value may be (values.py) and what each setting is for
+# (notes.py) are loaded when asked and let go after (LET_GO).
+from mimi import heap, platform, table
 from mimi.platform import const
+
+# What of this package loads late and may be let go (mimi/heap.py), with the scope that uses it: the checks, when
+# a setting is set (a 2.8 KB .mpy file; in ROMFS and frozen the split saves only its objects), and the
+# descriptions, for the web app's Settings view (5.2 KB of .mpy constants while loaded; flash elsewhere).
+LET_GO = "values:setting notes:view"
 
 VALUE_MAX = const(512)  # bytes of one stored value (UTF-8)
 _MASK_SHOW_FROM = const(24)  # a secret this long or longer shows its first and last 4 characters
@@ -23,7 +30,7 @@ _HIDDEN_SHORT = "****"
 _HIDDEN_PASSWORD = "********"
 
 # The single source of truth, one row a line: "\n" namespace, key, kind, default, flags, low, high,
-# tab-separated (what each is for, shown beside it: setting_notes.py, loaded only to be shown). A bytes
+# tab-separated (what each is for, shown beside it: notes.py, loaded only to be shown). A bytes
 # constant stays in the image (flash), so the table costs next to no heap; a row is found by its
 # "\nnamespace\tkey\t" and only that row is read (bytes: indexes without UTF-8 walks). low/high bound INT
 # values; a TEXT row's low, when not empty, lists the words it takes (a|b|c) (a roles row: the roles); a URL or
@@ -127,7 +134,7 @@ _TABLE = (
 
 def _setting(at, notes=None):
     """(namespace, key, kind, default, flags, low, high, description) from the row at `at`: the description
-    from setting_notes (notes) when given, else None."""
+    from notes.py (notes) when given, else None."""
     ns, key, kind, default, flags, low, high = table.fields(_TABLE, at)
     description = notes.of(ns, key) if notes else None
     if kind == INT:
@@ -137,21 +144,18 @@ def _setting(at, notes=None):
 
 class _Settings:
     """SETTINGS: iterating yields every setting as a tuple, in table order, each row parsed then, with its
-    description (setting_notes.py, imported for the walk and let go after it); _ROWS: the same without."""
+    description (notes.py: loaded for the walk, let go with the web app's view that asked); _ROWS: the same
+    without."""
 
     def __init__(self, described):
         self._described = described
 
     def __iter__(self):
-        if not self._described:
-            for at in table.rows(_TABLE):
-                yield _setting(at)
-            return
-        from mimi import setting_notes
-
+        notes = None
+        if self._described:
+            from mimi.settings import notes
         for at in table.rows(_TABLE):
-            yield _setting(at, setting_notes)
-        platform.unload("mimi.setting_notes")
+            yield _setting(at, notes)
 
 
 SETTINGS = _Settings(True)
@@ -228,21 +232,22 @@ def _blank(value):
 
 def _validate(ns, key, at, value):
     """The value to store (int or str), or a ValueError/TypeError that never quotes a secret: the row's kind,
-    range or words checked by setting_values.py (loaded when a setting is set, and let go after)."""
+    range or words checked by values.py (loaded when a setting is set, and let go after)."""
     return _values("checked", ns + "." + key, _field(at, 0), _field(at, 3), _field(at, 4), value, VALUE_MAX,
                    _field(at, 2) != "0")
 
 
-def _values(name, *args):
-    """setting_values.<name>(*args): the module (and the URL parser it may load) let go after the call."""
-    from mimi import setting_values
+def looks_like_key(text):
+    """True when text is shaped like a key (values.py's one rule): a slot that is not secret refuses it, unshown."""
+    return _values("looks_like_key", text)
 
-    try:
-        return getattr(setting_values, name)(*args)
-    finally:
-        platform.unload("mimi.setting_values")
-        if not platform.held_elsewhere("mimi.url"):  # unless a loaded module uses the parser too
-            platform.unload("mimi.url")
+
+def _values(name, *args):
+    """values.<name>(*args), in a setting's scope: the checks (and the URL parser they may load) let go after."""
+    with heap.scope("setting"):
+        from mimi.settings import values
+
+        return getattr(values, name)(*args)
 
 
 class Config:

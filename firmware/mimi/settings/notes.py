@@ -1,7 +1,7 @@
 # What each setting is for, one row a line: "\n" namespace, key, the words the web app's Settings view shows
-# beside it, tab-separated (config.py's table holds the rest of the row). Apart from that table because only the
-# view asks: config.SETTINGS imports this module while it is iterated and lets it go after, since a .mpy
-# module's constants are heap for as long as it is loaded (a ROMFS image's and a frozen build's stay in flash).
+# beside it, tab-separated (the settings table holds the rest of the row). Apart from that table because only the
+# view asks (settings.SETTINGS loads it, the view's scope lets it go): a .mpy module's constants are heap for as
+# long as it is loaded, 5.2 KB here (a ROMFS image's and a frozen build's stay in flash).
 # tests/unit/test_config.py: a note for every setting, and none for a setting that does not exist.
 from mimi import table
 

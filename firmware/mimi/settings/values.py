@@ -1,5 +1,5 @@
-# The values a setting may take, checked (config.py's table row: its kind, range or words), loaded when a setting is set
-# or overridden, not at boot. The kinds are the table's own words: a kind with a rule of its own (a token, a
+# The values a setting may take, checked (the settings table's row: its kind, range or words), loaded when a setting
+# is set or overridden, not at boot. The kinds are the table's own words: a kind with a rule of its own (a token, a
 # model profile, a URL, roles) is checked here, and a key's shape in a setting that is not secret, so every path that
 # writes a setting (console, config_set, the web app, MCP, provisioning) runs the same check.
 from mimi.platform import const
@@ -120,7 +120,8 @@ def looks_like_key(text):
 
 def moved(kind, before, after):
     """Did a URL setting (a model profile: its URL) leave its origin, scheme, host and port, for another or for
-    none? The key that belongs to it is dropped then (config.py). A key given before any URL stays with the first."""
+    none? The key that belongs to it is dropped then (settings/__init__.py). A key given before any URL stays with
+    the first."""
     from mimi import url
 
     if kind == _PROFILE:

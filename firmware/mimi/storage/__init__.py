@@ -1,1 +1,3 @@
 # storage layer
+# What of this package loads late and may be let go (mimi/heap.py), with the scope that uses it.
+LET_GO = "history_pieces:call"

@@ -8,7 +8,7 @@
 # its text is valid JSON the API takes, with the same meaning; any other line is parsed and escaped again.
 import json
 
-from mimi.jsontext import escaped
+from mimi.jsontext import Streamed, escaped
 from mimi.platform import const
 from mimi.storage import files
 from mimi.storage.session_lines import opening, parse_message, record_at, spans_backward
@@ -24,10 +24,10 @@ def _framing(role):
     return head.encode() + b'"', b'"' + tail.encode()
 
 
-class HistoryPieces:
+class HistoryPieces(Streamed):
     """The last `limit` valid messages of a session file (oldest first, opening with a user message,
     blank ones left out) as the JSON of their dicts joined by ", ": one item of a request's messages
-    list (llm/claude.py writes objects with is_json and chunks() as they are)."""
+    list (is_json: written as it is)."""
 
     is_json = True
 

@@ -1,9 +1,51 @@
-# Where everything lives under the data root; the default files written on first boot are storage/defaults.py.
-from mimi import platform
+# Where everything lives under the data root, and the files a first boot writes where none exist (SOUL.md, USER.md,
+# MEMORY.md; tools/fsimage.py writes the same into a file system image). Their 1.4 KB of text costs a ROMFS image's
+# idle heap about 0.1 KB (flash in a frozen build), and is heap for as long as this module is loaded as .mpy.
 from mimi.platform import const
 from mimi.storage import files
 
 _DATE_LEN = const(10)  # YYYY-MM-DD
+
+DEFAULT_SOUL = """# Mimi
+
+You are Mimi, a small personal assistant living on an ESP32-S3 board that your owner
+carries in a pocket or keeps on the desk. People talk to you from a phone chat.
+
+## How you talk
+- Short replies that read well on a phone: a few sentences; a list only when it helps.
+- Warm, direct and a little playful; no filler, no flattery.
+- Answer in the language you are written to.
+- When a request is unclear, ask one short question instead of guessing.
+
+## Honesty
+- You run on a tiny chip: you only know what you were trained on, what your notes say
+  and what your tools return. Say so when that is not enough.
+- Say "I don't know" rather than invent facts; never claim an action happened when it did not.
+- Mention when an answer may be out of date.
+
+## Memory
+- Remember what your owner asks you to remember, and stable facts about them, in your notes.
+- Never store secrets such as passwords, keys or tokens.
+"""
+
+DEFAULT_USER = """# About my owner
+
+<!-- Fill in the blanks below; Mimi reads this file at the start of every conversation.
+     Keep it short: all of it is sent with each request.
+     Laptop simulator: edit <flash>/data/config/USER.md.
+     Board: edit a copy, then `mpremote cp USER.md :/data/config/USER.md`. -->
+
+- Name:
+- Timezone: (e.g. Europe/Berlin)
+- Language:
+- Preferences: (e.g. short answers, metric units, no emoji)
+- Good to know:
+"""
+
+DEFAULT_MEMORY = """# Memory
+
+Long-term notes about my owner, one per line.
+"""
 
 
 def check_date(date_str):
@@ -58,19 +100,13 @@ class Flash:
         policy = space.Space(self)
         for folder in self.folders():
             _full_is_not_fatal(policy, "the folder " + folder, files.makedirs, folder)
-        from mimi.storage import defaults
-
         created = []
-        for path, text in (
-            (self.soul_path, defaults.DEFAULT_SOUL),
-            (self.user_path, defaults.DEFAULT_USER),
-            (self.memory_path, defaults.DEFAULT_MEMORY),
-        ):
+        for path, text in ((self.soul_path, DEFAULT_SOUL), (self.user_path, DEFAULT_USER),
+                           (self.memory_path, DEFAULT_MEMORY)):
             files.remove_stale_tmp(path)
             if not files.exists(path):
                 if _full_is_not_fatal(policy, path, files.write_atomic, path, text):
                     created.append(path)
-        platform.unload(defaults.__name__)  # at every boot, written or not: its texts are not kept
         return created
 
 

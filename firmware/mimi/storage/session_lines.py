@@ -277,3 +277,4 @@ def record_at(f, start, length):
         size += len(piece)
     # the API refuses empty turns (agent/loop.py skipped them)
     return (start, length, 0, size if content.strip() else -1, message["role"])
+

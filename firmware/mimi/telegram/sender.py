@@ -90,9 +90,9 @@ class Sender:
         """Show "using <tool>" at the end of the live draft until more text arrives."""
         stream = self._streams.get(chat_id)
         if stream is not None:
-            from mimi.llm.claude_tools import ACTIVITY  # web tools: "searching the web..."
+            from mimi.llm.claude_tools import activity  # web tools: "searching the web..."
 
-            doing = ACTIVITY.get(name) or "using " + name
+            doing = activity(name)
             stream.status = "\n\n_{}\u2026_".format(doing)
             stream.changed.set()
 

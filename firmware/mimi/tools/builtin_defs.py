@@ -65,7 +65,7 @@ FILE = ""
 COMMANDS = (
     "\nmemory_consolidate\tmemory_consolidate [chat]\t0\t1\tsummarise a chat's older turns into today's note now (default: the console)\tmimi.tools.memory_tools:consolidate_command(app)"
     '\ngpio_allow\tgpio_allow [pin]\t0\t1\tlet the agent read/write a GPIO pin (no pin: list the allowed ones)\tmimi.tools.gpio:allow_command(app.config)'
-    '\ngpio_deny\tgpio_deny <pin>\t1\t1\ttake a GPIO pin back from the agent\tmimi.tools.gpio:deny_command(app.config)'
+    '\ngpio_deny\tgpio_deny <pin>\t1\t1\ttake a GPIO pin back from the agent\tmimi.tools.gpio:deny_command(app)'
     '\nset_search_key\tset_search_key <key> [brave|tavily]\t1\t2\tsave the web search API key (a tvly- key selects Tavily)\tmimi.tools.web:set_search_key(app.config)\t1'
     '\nset_search\tset_search [server|device|off|auto]\t0\t1\twho searches the web: Claude itself (server), this device with your key, or nobody\tmimi.tools.web:set_search(app.config)'
     "\nwatch_add\twatch_add <name> <source> <interval_s> <instruction...>\t4\t-1\twatch a source and let the agent judge each reading (a source is gpio:<pin>, adc:<pin>, temperature, tool:<name> (or tool:<name>{json input}), mqtt:<topic>, or an http(s) URL of a JSON document with #<field.path>; for a local rule also gpio:<pin>:rising|falling|change (the pin's edges) or command:/<word> (an owner's command))\tmimi.watch.commands:add(app)"

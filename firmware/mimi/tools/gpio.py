@@ -20,12 +20,10 @@ COMMANDS = (
     "\ngpio_allow\tgpio_allow [pin]\t0\t1\tlet the agent read/write a GPIO pin (no pin: list the allowed ones)"
     "\tmimi.tools.gpio:allow_command(app.config)"
     "\ngpio_deny\tgpio_deny <pin>\t1\t1\ttake a GPIO pin back from the agent"
-    "\tmimi.tools.gpio:deny_command(app.config)"
+    "\tmimi.tools.gpio:deny_command(app)"
     "\n"
 )
 
-_outputs = {}  # pin number -> machine.Pin this tool drives as an output (the pins are the board's: one table)
-KEEPS_STATE = True  # so the registry keeps this module loaded between turns (registry.let_go): _outputs must last
 
 
 def reserved_use(pin):
@@ -83,13 +81,13 @@ async def allow_command(config, pin=None):
     _say("GPIO pins the agent may use: {}".format(", ".join(str(p) for p in pins) or "none"))
 
 
-async def deny_command(config, pin):
+async def deny_command(app, pin):
     number = _pin_number(pin)
-    pins = allowed_pins(config)
+    pins = allowed_pins(app.config)
     if number in pins:
         pins.remove(number)
-        _save(config, pins)
-        _outputs.pop(number, None)
+        _save(app.config, pins)
+        app.outputs.pop(number, None)
         _say("GPIO {} taken back; allowed now: {}".format(number, ", ".join(str(p) for p in pins) or "none"))
     else:
         _say("GPIO {} was not allowed".format(number))
@@ -130,7 +128,7 @@ class GpioRead(Tool):
 
     def run(self, input):
         pin = _allowed_pin(self.app.config, input)
-        driven = _outputs.get(pin)
+        driven = self.app.outputs.get(pin)
         if driven is not None:
             return {"pin": pin, "value": driven.value(), "mode": "output"}
         pull = input.get("pull", "none")
@@ -160,9 +158,9 @@ class GpioWrite(Tool):
         value = input["value"]
         if value not in (0, 1):
             raise ToolError("value must be 0 or 1")
-        gpio = _outputs.get(pin)
+        gpio = self.app.outputs.get(pin)  # the board's driven pins: the app's, they outlive this code
         if gpio is None:
-            _outputs[pin] = machine.Pin(pin, machine.Pin.OUT, value=value)
+            self.app.outputs[pin] = machine.Pin(pin, machine.Pin.OUT, value=value)
         else:
             gpio.value(value)
         return {"pin": pin, "value": value}

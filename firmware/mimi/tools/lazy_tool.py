@@ -2,6 +2,7 @@
 import json
 
 from mimi import table
+from mimi.jsontext import Streamed
 from mimi.platform import const
 
 _SCHEMA_KEY = b'"input_schema": '  # a definition's key as the Messages API names it
@@ -48,13 +49,13 @@ def add_lazy(registry, module_name):
             registry.add(LazyTool(registry, table.skip(defs, at, _DEFINITION_FIELD)))
 
 
-class Encoded:
-    """A tool held as its request definition, encoded (is_json: llm/claude.py writes its chunks() as they
-    are); description and schema decoded from it when asked (a call's input check, tool_list)."""
+class Encoded(Streamed):
+    """A tool held as its request definition, encoded (is_json: a request writes its chunks() as they are);
+    description and schema decoded from it when asked (a call's input check, tool_list)."""
 
     is_json = True
 
-    def _decoded(self):  # the definition as a dict: each kind of tool reads its own bytes
+    def decoded(self):  # the definition as a dict: each kind of tool reads its own bytes
         raise NotImplementedError
 
     def _span(self):  # (bytes, start, end) of its definition: each kind of tool keeps its own
@@ -74,11 +75,11 @@ class Encoded:
 
     @property
     def description(self):
-        return self._decoded()["description"]
+        return self.decoded()["description"]
 
     @property
     def schema(self):
-        return self._decoded()["input_schema"]
+        return self.decoded()["input_schema"]
 
 
 class LazyTool(Encoded):
@@ -129,7 +130,7 @@ class LazyTool(Encoded):
             return data, 0, len(data)
         return defs, self._at, table.end(defs, self._at)
 
-    def _decoded(self):
+    def decoded(self):
         data, start, end = self._span()
         return json.loads(data[start:end])
 

@@ -1,9 +1,8 @@
 # The tools' boot: built-ins added from their data, the owner's /tools/tool_*.py found and checked. Used at
-# boot, then let go (boot()): its tables and code cost no heap while the board runs.
+# boot, then let go (tools/__init__.py LET_GO): its tables and code cost no heap while the board runs.
 import os
 import sys
 
-from mimi import platform
 from mimi.storage.sessions import Sessions
 from mimi.tools.lazy_tool import add_lazy
 from mimi.tools.registry import after_turn_hook, bound_tools
@@ -38,11 +37,10 @@ AFTER_TURN = (("mimi.tools.memory_tools", "mimi.agent.consolidate", Sessions.may
 
 
 def boot(registry, folder):
-    """The built-ins and the owner's tools in `folder`, then this module let go: nothing here is needed
-    again (a tool added later is checked by tools/tool_check.py, registry.add)."""
+    """The built-ins and the owner's tools in `folder`; the boot's scope lets this module go after: nothing here is
+    needed again (a tool added later is checked by tools/tool_check.py, registry.add)."""
     load_builtins(registry)
     discover(registry, folder)
-    platform.unload(__name__)
 
 
 def _add_module(registry, module, origin):

@@ -3,13 +3,13 @@ import asyncio
 import json
 import sys
 
-from mimi import platform
+from mimi import heap, platform
 from mimi.platform import const
+from mimi.jsontext import Streamed
 from mimi.tools.lazy_tool import LazyTool
 
 _TOOL_TIMEOUT_S = const(30)
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
-_MASKING = "mimi.safety.masking"  # a result's secrets masked (_outside): loaded at a call, let go with the tools
 
 _JSON_TYPES = {
     "string": (str,),
@@ -63,7 +63,8 @@ class Registry:
     def __init__(self, app=None):
         self.app = app
         self.tools = {}
-        self._bound = {}  # module name -> its tools bound to the app (setup(app)'s), for the modules set up so far
+        self._bound = {}  # module name -> its tools bound to the app, for the modules loaded now
+        self._set_up = []  # modules whose setup(app) ran this boot: once, however often their code is loaded
         self.warnings = []
         self._definitions = None
         # [safety] objects with before(name, data, tool, turn) -> refusal|None, optional admit(...) (the same,
@@ -110,28 +111,23 @@ class Registry:
         self.app.console.commands.add_lines(COMMANDS, module_name)
 
     def code(self, module_name, tool_name):
-        """The real tool behind a LazyTool, bound to the app: its module imported and set up (once) at the
-        first need."""
-        if module_name not in self._bound:
-            self._bound[module_name] = bound_tools(__import__(module_name, None, None, ["_"]), self.app)
+        """The real tool behind a LazyTool, bound to the app: its module imported at the first need (in a tool
+        call's scope), its setup(app) run once a boot."""
+        if module_name not in self._bound or module_name not in sys.modules:  # new, or let go since
+            module = __import__(module_name, None, None, ["_"])
+            first = module_name not in self._set_up
+            if first and hasattr(module, "setup"):
+                self._set_up.append(module_name)
+            self._bound[module_name] = bound_tools(module, self.app, first)
         for tool in self._bound[module_name]:
             if tool.name == tool_name:
                 return tool
         raise ToolError("{} is missing from {}".format(tool_name, module_name))
 
-    def let_go(self):
-        """The built-ins' code let go on a heap without PSRAM, as the model clients' is after a call (agent/loop.py:
-        after a round's tools ran): each module bound so far is forgotten, its next call imports and binds it
-        again, unless it keeps state of the board's (KEEPS_STATE: gpio's driven pins) or another module holds it
-        (unloading it then would leave two copies)."""
-        for name in list(self._bound):
-            module = sys.modules.get(name)
-            if module is not None and (getattr(module, "KEEPS_STATE", False) or platform.held_elsewhere(name)):
-                continue
+    def _unbound(self):
+        """The tools of modules the heap let go (mimi/heap.py) forgotten too: nothing keeps their code."""
+        for name in [name for name in self._bound if name not in sys.modules]:
             del self._bound[name]
-            platform.unload(name)
-        if not platform.held_elsewhere(_MASKING):  # the results' masking goes with them (an MCP client keeps it)
-            platform.unload(_MASKING)
 
     def definitions(self):
         """API tool definitions in a stable (sorted) order, built once, so prompt caching keeps working: a
@@ -140,9 +136,17 @@ class Registry:
             self._definitions = [_definition(self.tools[name]) for name in sorted(self.tools)]
         return self._definitions
 
-    async def execute(self, name, data, turn):  # [safety] guards see every call: breaker before, audit after
-        """Run one tool for a turn (tools/turn.py: the chat it answers in and the role it acts with):
-        (result_text, is_error). Never raises."""
+    async def execute(self, name, data, turn):
+        """Run one tool for a turn (tools/turn.py: the chat it answers in and the role it acts with), whoever asks
+        (the agent, the console, a watcher, a rule, an MCP client), in a tool call's scope: on a tight heap the
+        tools' code goes when the last call under way in any task ends (mimi/heap.py). (result_text, is_error).
+        Never raises."""
+        with heap.scope("tool"):
+            outcome = await self._checked(name, data, turn)
+        self._unbound()
+        return outcome
+
+    async def _checked(self, name, data, turn):  # [safety] guards see every call: breaker before, audit after
         started, refusal = platform.ticks_ms(), None
         tool = self.tools.get(name)
         for guard in self.guards:
@@ -219,11 +223,12 @@ def run(tool, data, turn):
     return tool.run(data, turn) if getattr(tool, "wants_turn", False) else tool.run(data)
 
 
-def bound_tools(module, app):
-    """A tool module's tools, bound to the app, once its optional setup(app) ran: its TOOLS, a class there
-    made with the app (a built-in's Tool), else the module itself as one tool (an owner's tool_<name>.py)."""
+def bound_tools(module, app, set_up=True):
+    """A tool module's tools, bound to the app, once its optional setup(app) ran (set_up: the first time a boot):
+    its TOOLS, a class there made with the app (a built-in's Tool), else the module itself as one tool (an owner's
+    tool_<name>.py)."""
     setup = getattr(module, "setup", None)
-    if setup is not None and app is not None:
+    if setup is not None and app is not None and set_up:
         setup(app)
     tools = getattr(module, "TOOLS", None)
     if tools is None:
@@ -232,7 +237,7 @@ def bound_tools(module, app):
 
 
 def _definition(tool):
-    if getattr(tool, "is_json", False):  # kept encoded: a built-in's LazyTool, an MCP server's tool
+    if isinstance(tool, Streamed):  # kept encoded: a built-in's LazyTool, an MCP server's tool
         return tool
     return {"name": tool.name, "description": tool.description, "input_schema": tool.schema}
 

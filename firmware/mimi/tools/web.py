@@ -39,7 +39,7 @@ class _WebTool(Tool):
 def set_search_key(cfg, key, provider=None):
     """The set_search_key console command: save the key; a tvly- key (or the word tavily) selects Tavily."""
     from mimi import platform
-    from mimi.config import mask
+    from mimi.settings import mask
 
     if provider is None and key.strip().startswith(TAVILY_KEY_PREFIX):
         provider = "tavily"

@@ -1,6 +1,8 @@
 # Voice notes both ways: this boot part holds only the console lines; the code (speech-to-text, text-to-speech,
 # the settings' commands) is imported when a voice note arrives, a reply is spoken or a command is typed.
 # The console commands (channels/commands.py add_lines): a str constant stays in flash.
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
 _COMMANDS = (
     "\nset_stt\tset_stt <url|off> [model]\t1\t2\tthe speech-to-text service voice notes are sent to "
     "(OpenAI-compatible; model e.g. whisper-1)\tmimi.voice.commands:set_stt(app)"
@@ -19,8 +21,6 @@ _COMMANDS = (
 
 
 def setup(app):
-    """The voice console commands (their code loads when one is typed); then this module is let go."""
-    from mimi import platform
-
+    """The voice console commands (their code loads when one is typed); the boot lets this module go after
+    (LET_GO)."""
     app.console.commands.add_lines(_COMMANDS)
-    platform.unload(__name__)

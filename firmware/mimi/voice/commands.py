@@ -1,7 +1,7 @@
 # The voice console commands: set_stt, set_stt_key, set_tts, set_tts_key, set_voice and voice_status (imported
 # when one is typed).
 from mimi import platform
-from mimi.config import KEY_DROPPED, mask
+from mimi.settings import KEY_DROPPED, mask
 from mimi.voice.service import NS
 
 OFF = "off"
@@ -23,7 +23,7 @@ def set_stt(app, url, model=None):
     """set_stt <url|off> [model]: where voice notes are transcribed (POST <url>/v1/audio/transcriptions)."""
     config = app.config
     if url == OFF:
-        dropped = config.unset(NS, "stt_url")  # its key goes with it (config.py)
+        dropped = config.unset(NS, "stt_url")  # its key goes with it (settings/)
         _say("speech-to-text off: voice notes get a one-line answer saying how to set it up{}".format(
             "; its key dropped with it" if dropped else ""))
         return

@@ -3,13 +3,14 @@
 import binascii
 import os
 
+from mimi.jsontext import Streamed
 from mimi.platform import const
 from mimi.storage import files
 
 _PIECE = const(1024)  # bytes read from flash per step
 
 
-class FilePart:
+class FilePart(Streamed):
     """A file's bytes read from flash while the request is sent; len() from its size."""
 
     def __init__(self, path):

@@ -4,6 +4,8 @@
 # boot part owns the file's name; it never imports the service, which App makes (parts.py).
 from mimi.storage import files
 
+# This boot part itself is let go once the boot has added its lines (mimi/heap.py): its lines stay in flash.
+LET_GO = ".:boot"
 FILE_NAME = "watchers.json"  # in the data folder (watch/store.py)
 
 

@@ -1,4 +1,4 @@
-# A tool module as a built-in's (TOOLS, bound to the app) for test_unload.py's Registry.let_go test.
+# A tool module as a built-in's (TOOLS, bound to the app) for test_unload.py: let go after its calls on a tight heap.
 
 
 class Tool:
