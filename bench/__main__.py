@@ -10,7 +10,7 @@ import traceback
 from bench import (conversation, gateway, heap, hostile, machine, mcp, mqtt, photo, results, rules, storage, telegram,
                    tls, voice, wire)
 from bench.report import GOALS, table, verdicts
-from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs
+from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs, claim_work
 from host_sim.fake_anthropic import FakeAnthropic
 
 # Each group of figures, and the function measuring them (given the fake and a logger).
@@ -51,6 +51,7 @@ def main(argv=None):
         results.load(args.out)  # refused now, not after minutes of measuring
     except results.Unreadable as e:
         parser.exit(1, "bench: {}: move it away or give --out; nothing was measured\n".format(e))
+    claim_work()  # before anything in the work folder is made
     started = time.monotonic()
     log("building the .mpy bundle (tools/bundle.py -> build/bench-bundle-<pid>)")
     build_bundle()

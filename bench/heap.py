@@ -8,8 +8,8 @@ import sys
 
 from bench import conversation
 from bench.drivers_run import run_driver
-from bench.setup import (API_KEY, binary_name, build_bundle, build_romfs, chat_replies, free_port, image_heap_bytes,
-                         micropython, reps, runtime_command, standard_flash)
+from bench.setup import (API_KEY, binary_name, build_bundle, build_romfs, chat_replies, claim_work, free_port,
+                         image_heap_bytes, micropython, reps, runtime_command, standard_flash)
 from bench.stats import summary
 from host_sim.fake_anthropic import FakeAnthropic, text
 
@@ -106,6 +106,7 @@ def main(argv=None):
                         "budget's)")
     args = parser.parse_args(argv)
     forms = args.form or RATCHET_FORMS
+    claim_work()
     build_bundle()
     if "romfs" in forms:
         build_romfs()

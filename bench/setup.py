@@ -148,6 +148,47 @@ def free_port():
         return s.getsockname()[1]
 
 
+def claim_work():
+    """One run at a time in WORK (make bench, make soak, python -m bench.heap): a second one would remake the
+    first's flashes and test CA under it, and the first's chats over TLS would then fail on an untrusted
+    certificate. SystemExit naming the run that holds it; a claim whose process is gone is taken over."""
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, "running.pid")
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            holder = _claim_holder(path)
+            if holder:
+                raise SystemExit("bench: another run (pid {}) is using {}; wait for it, or give this one a folder "
+                                 "of its own: BENCH_WORK=/tmp/bench-2".format(holder, WORK))
+            try:
+                os.remove(path)  # left by a run that was killed
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        atexit.register(lambda: os.path.exists(path) and os.remove(path))
+        return
+
+
+def _claim_holder(path):
+    """The pid in a claim file while that process lives, else None."""
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+        if not text:  # made by a run this instant, its pid not yet written: held, unless it is old
+            return "starting" if time.time() - os.path.getmtime(path) < 10 else None
+        pid = int(text)
+        os.kill(pid, 0)
+    except PermissionError:  # alive, another user's
+        return pid
+    except (OSError, ValueError):  # unreadable or its process gone
+        return None
+    return pid
+
+
 def fresh_dir(name):
     path = os.path.join(WORK, name)
     shutil.rmtree(path, ignore_errors=True)

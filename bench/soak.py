@@ -14,7 +14,7 @@ from websockets.asyncio.client import connect
 
 from bench import machine, soak_chip
 from bench.setup import (
-    API_KEY, ROOT, TG_TOKEN, Firmware, build_bundle, free_port, fresh_dir)
+    API_KEY, ROOT, TG_TOKEN, Firmware, build_bundle, claim_work, free_port, fresh_dir)
 from bench.soak_report import ERROR_MARK, Ledger, drift_kb, flash_line, heap_line, outcomes, table
 from bench.soak_report import tag_in, unreadable_files
 from host_sim.chaos import Chaos
@@ -281,6 +281,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Soak test: many turns, seeded faults, one report.")
     parser.add_argument("--out", default=OUT)
     args = parser.parse_args(argv)
+    claim_work()
     if RUNTIME == "mpy":
         build_bundle()
     soak = Soak(fresh_dir("soak"))

@@ -32,9 +32,12 @@ RUNTIMES = {"micropython": MICROPYTHON_FIRMWARE, "cpython": CPYTHON}
 # the e2e core scenarios run at 800K (736K before the image grew: a rule made by chat then ran out; at 768K a
 # temperature rule's console line found no 2 KB hole) and the
 # Telegram ones at 896K (a long reply is split from its pieces, never joined whole): the order of network
-# events moves the heap's holes, so a step of margin. A memory regression past these fails a test.
+# events moves the heap's holes, so a step of margin. 928K since the image grew 16 KB (issues 41 and 42: 508 KB
+# of images): CI's checkout failed the rules' Telegram scenario at 896K on the tree before them (it passed at
+# 896K here, failed at 864K; it now passes at 864K and fails at 832K, the heap then full). A memory regression
+# past these fails a test.
 ROMFS_MP_HEAP = os.environ.get("MIMI_ROMFS_MP_HEAP", "800K")
-ROMFS_TELEGRAM_MP_HEAP = os.environ.get("MIMI_ROMFS_TELEGRAM_MP_HEAP", "896K")
+ROMFS_TELEGRAM_MP_HEAP = os.environ.get("MIMI_ROMFS_TELEGRAM_MP_HEAP", "928K")
 _ROMFS_COMMANDS = []
 
 

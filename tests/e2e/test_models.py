@@ -18,7 +18,7 @@ LOCAL_KEY = "sk-or-v1-local" + "q" * 30 + "LOCALSECRET"
 MODEL = "qwen2.5:7b"
 
 
-# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 896K): the bot's code, or
+# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 928K): the bot's code, or
 # the web chat's server, loaded beside an openai profile's client (at 864K the web chat found no hole for a
 # block of its own once the client was loaded).
 _ROOMIER = ("test_a_photo_reaches_an_openai_profile_as_a_data_url",

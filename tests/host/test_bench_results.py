@@ -143,6 +143,7 @@ def test_a_run_that_lost_a_turn_exits_non_zero_and_names_it(tmp_path, monkeypatc
     figure = {"mpy": {"overhead_ms": times, "inbound_ms": times, "outbound_ms": times, "failed_turns": lost}}
     monkeypatch.setattr(cli, "build_bundle", lambda: None)  # nothing runs the firmware: the figure is given
     monkeypatch.setattr(cli, "build_romfs", lambda: None)
+    monkeypatch.setattr(cli, "claim_work", lambda: None)  # a bench running beside the suite keeps its folder
     monkeypatch.setattr(cli, "GROUPS", ((("firmware_overhead",), lambda fake, log: (figure,)),))
     code = cli.main(["--only", "firmware_overhead", "--out", str(tmp_path / "results.json")])
     said = capsys.readouterr().err
@@ -151,3 +152,34 @@ def test_a_run_that_lost_a_turn_exits_non_zero_and_names_it(tmp_path, monkeypatc
     else:
         assert code == 0 and "turns lost" not in said, said
     assert json.loads((tmp_path / "results.json").read_text())["figures"]["firmware_overhead"]["mpy"]["failed_turns"] == lost
+
+
+_HOLD = "from bench.setup import claim_work; claim_work(); print('held', flush=True); import sys; sys.stdin.read()"
+
+
+def test_a_second_run_in_the_same_work_folder_is_refused_before_it_touches_it(tmp_path):
+    # Two runs in one folder: the second remade the first's test CA, and the first's TLS chats failed as untrusted.
+    work = tmp_path / "work"
+    env = dict(os.environ, BENCH_WORK=str(work))
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        out = tmp_path / "results.json"
+        proc = subprocess.run([sys.executable, "-m", "bench", "--only", "sse_parsing", "--out", str(out)], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1
+        assert "bench: another run (pid {}) is using {}".format(holder.pid, work) in proc.stderr, proc.stderr
+        assert "BENCH_WORK=" in proc.stderr
+        assert "building" not in proc.stdout and not out.exists()
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    assert not (work / "running.pid").exists()  # given back when the run ends
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (work / "running.pid").write_text(gone.stdout.strip())  # left by a run that was killed
+    taken = subprocess.run([sys.executable, "-c", _HOLD], cwd=ROOT, env=env, input="", capture_output=True,
+                           text=True, timeout=30)
+    assert taken.returncode == 0 and taken.stdout == "held\n", taken.stderr
+    assert not (work / "running.pid").exists()
