@@ -290,6 +290,33 @@ def test_a_message_sent_while_the_board_is_away_is_answered_when_it_is_back(kitc
     assert ha.wait("mimi/kitchen/out", lambda d: d.get("id") == "away1")["text"] == "Sorry for the wait."
 
 
+def test_mqtt_off_while_messages_arrive_is_a_goodbye_not_a_vanishing(kitchen, broker, ha):
+    # Switched off in its first seconds, while it is still coming online (a new board listens up to 2 s for
+    # a retained state of its own) and messages keep arriving for it, here on that state topic (it drops
+    # them without a word): the goodbye still holds. The state says offline, the broker keeps the will to
+    # itself (a second "offline" would be it: a board that closes with the broker's last messages unread
+    # resets the connection, and the broker loses its DISCONNECT), and the console shows no traceback.
+    sender, sending = Watcher(broker, topics=()), threading.Event()
+    noise = json.dumps({"online": True, "noise": "x" * 1000})
+
+    def flood():
+        while not sending.is_set():
+            sender.client.publish("mimi/kitchen/state", noise, qos=0)  # faster than the board reads
+
+    flooding = threading.Thread(target=flood, daemon=True)
+    flooding.start()
+    try:
+        assert "MQTT off: disconnected" in kitchen.command("mqtt_off")
+    finally:
+        sending.set()
+        flooding.join()
+        sender.stop()
+    assert ha.wait("mimi/kitchen/state", lambda d: d.get("online") is False, timeout=10)
+    time.sleep(1)  # the will would come as the broker drops the connection
+    assert [m[1] for m in ha.seen("mimi/kitchen/availability")][-2:] == [b"online", b"offline"]
+    assert "Traceback" not in kitchen.output and "exception" not in kitchen.output
+
+
 def test_mqtt_set_in_safe_mode_saves_the_broker_starts_nothing_and_says_why(boot, broker, flash):
     flash.mkdir(parents=True)
     (flash / "crash_at_boot").write_text("3")  # test hook: the next 3 normal starts raise, then safe mode

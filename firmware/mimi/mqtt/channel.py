@@ -48,6 +48,8 @@ class MQTT(Channel):
         self._wake = asyncio.Event()
         self._restart = False
         self._probe = None  # [the test message sent to our own `in` after connecting, came back]
+        self._greeting = None  # the task of presence.online, beside serve(), while it runs
+        self._greeting_failed = None  # why it failed, when it did: the connection's end
         app.config.subscribe(self._on_config)
         commands = app.console.commands
         self._status = commands.entry("status")[0]  # the gateway's line names it (gateway/server.py)
@@ -89,6 +91,13 @@ class MQTT(Channel):
             asyncio.create_task(presence.announce(self))
 
     async def _leave(self):
+        greeting, self._greeting = self._greeting, None
+        if greeting is not None:  # still subscribing or waiting for the retained state: cut short (done: no-op)
+            greeting.cancel()
+            try:
+                await greeting
+            except asyncio.CancelledError:
+                pass
         base = self.where_base
         await presence.availability(self, False, base)
         if base and base != self.base():  # renamed (mqtt_id): Home Assistant forgets the old device
@@ -158,14 +167,19 @@ class MQTT(Channel):
             return 0
         log("mqtt: connected to {} as {}{}".format(self.where, base, " (TLS)" if context else ""))
         serving = asyncio.create_task(self.client.serve(keepalive))
+        self._greeting_failed = None
+        self._greeting = asyncio.create_task(self._greet(host))
         try:
-            await self._online()
-            await serving
+            await serving  # awaited at once: its end is never an unretrieved task exception
             problem = "the connection closed"
         except Exception as exc:
             problem = reason(exc, host)
         finally:
             serving.cancel()
+            if self._greeting is not None:
+                self._greeting.cancel()
+                self._greeting = None
+        problem = self._greeting_failed or problem
         if not self._restart:
             self.error = problem
             log("mqtt: connection to {} lost: {}; reconnecting".format(self.where, problem))
@@ -179,8 +193,14 @@ class MQTT(Channel):
         except asyncio.TimeoutError:
             pass
 
-    async def _online(self):
-        await presence.online(self)
+    async def _greet(self, host):
+        """Subscriptions, discovery and the state (presence.online) beside serve(); a goodbye (_leave) cuts
+        it short, and its failure closes the connection to make it again."""
+        try:
+            await presence.online(self)
+        except Exception as exc:
+            self._greeting_failed = reason(exc, host)
+            await self.client.close()
 
     async def publish_state(self):
         await presence.publish_state(self)

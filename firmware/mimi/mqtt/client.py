@@ -58,6 +58,8 @@ class Client:
         self._acked = asyncio.Event()
         self._subacks = {}  # pid -> granted codes (bytes) or None while waiting
         self.received_ms = 0
+        self._serving = False  # serve() reads the connection: a goodbye lets it read until the broker closes
+        self._ended = asyncio.Event()
 
     def _next_pid(self):
         self._pid = self._pid % 65535 + 1
@@ -173,11 +175,17 @@ class Client:
     async def serve(self, keepalive):
         """Read packets until the connection ends (its reason as an exception); pings every keepalive/2."""
         pinger = asyncio.create_task(self._ping(keepalive))
+        self._serving = True
+        self._ended.clear()
         try:
-            while self.connected:
+            while True:  # until the connection fails or ends (closed by either side)
                 packet = await asyncio.wait_for(packets.read(self.reader), keepalive + keepalive // 2 + 1)
-                await self._handle(packet)
+                if self.connected:
+                    await self._handle(packet)
+                # else: after our DISCONNECT, read and dropped until the broker closes (see close)
         finally:
+            self._serving = False
+            self._ended.set()
             pinger.cancel()
             await self.close()
 
@@ -207,11 +215,23 @@ class Client:
         self.connected = False
         if writer is None:
             return
+        if graceful and was:
+            try:
+                await asyncio.wait_for(self._goodbye(writer), _CLOSE_TIMEOUT_S)
+            except Exception:
+                pass
         try:
-            if graceful and was:
-                writer.write(packets.disconnect())
-                await asyncio.wait_for(writer.drain(), _CLOSE_TIMEOUT_S)
             writer.close()
             await asyncio.wait_for(writer.wait_closed(), _CLOSE_TIMEOUT_S)
         except Exception:
             pass
+
+    async def _goodbye(self, writer):
+        async with self._lock:  # after the packet being written, if any
+            writer.write(packets.disconnect())
+            await writer.drain()
+        # The broker closes once it has read DISCONNECT. Closing first, with packets it sent meanwhile still
+        # unread (a message on a subscription), resets the connection: the broker may lose the DISCONNECT and
+        # publish the will. serve() reads them until the broker's end.
+        if self._serving:
+            await self._ended.wait()
