@@ -8,6 +8,9 @@ from host_sim.sse_replies import text, tool_use
 LABEL = "(offline demo: no API key set)"
 CONTEXT_PREFIX = "[context]"  # the firmware's own line before each user turn (agent/context.py)
 SHOWN_MAX = 600  # characters of a tool's answer quoted back
+# The firmware's own checks (a watcher's reading, the heartbeat): the demo judges nothing, so it stays quiet with
+# the word each check takes for "nothing to say" (firmware/mimi/watch/service.py, channels/system.py).
+_QUIET = (("[watcher ", "WATCH_OK"), ("[heartbeat]", "HEARTBEAT_OK"))
 _ASKS = (
     # (pattern over what the user said, tool, input from the match, what the demo says first)
     (re.compile(r"\b(what(?:'s| is)? the time|what time|the time now|what day|what(?:'s| is) the date|"
@@ -77,6 +80,9 @@ def reply(body, chunk=8, delay=0.0):
     if results:
         return text(_after_tools(messages, results), chunk, delay)
     words = said(content)
+    for prefix, quiet in _QUIET:
+        if words.startswith(prefix):
+            return text(quiet, chunk, delay)
     offered = {tool.get("name") for tool in body.get("tools") or ()}
     for pattern, name, make_input, preface in _ASKS:
         match = pattern.search(words)

@@ -62,8 +62,8 @@ class App:
         self.config = Config()
         self.cron = self.watchers = self.heartbeat = self.mqtt = self.mcp_client = None  # part(name) makes them
         self.outputs = {}  # pin number -> machine.Pin a tool drives as an output: the board's, outliving tools' code
-        for ns, key, value in overrides or ():
-            self.config.override(ns, key, value)
+        if overrides:
+            self.config.from_command_line(overrides)
         self.booted = self.names_interned = False
         if board.follow(self.config, self._small_board_on):  # the heap at boot, before anything takes from it
             log("board: small-board mode ({})".format(board.describe()))

@@ -57,11 +57,12 @@ function say(n, m) { // the device's answer to a change, in its own words, where
 function said(view) { return view.querySelector(".said.top") || view.insertBefore(el("p", "said top"), view.firstChild); }
 
 // -- status: the console's status lines, live, and the heap over the last hour (KB throughout) --
-function spark(values, now) {
-  if (values.length < 2) return "<small>heap history: collecting (a sample a minute)</small>";
+function spark(samples, now) { // a sample a minute, then now: the line ends where the figure beside it says
+  if (samples.length < 2) return "<small>heap history: collecting (a sample a minute)</small>";
+  var values = now == null ? samples : samples.concat([now]);
   var w = 240, h = 40, lo = Math.min.apply(null, values), hi = Math.max.apply(null, values), span = hi - lo || 1;
   var pts = values.map(function (v, i) { return (i * w / (values.length - 1)).toFixed(1) + "," + (h - 2 - (v - lo) * (h - 4) / span).toFixed(1); });
-  return '<svg class="spark" viewBox="0 0 ' + w + " " + h + '" width="' + w + '" height="' + h + '" aria-label="free heap, last hour"><polyline fill="none" stroke="#6c5ce7" stroke-width="2" points="' + pts.join(" ") + '"/></svg><small>free heap, last ' + values.length + " min: " + num(lo) + "\u2013" + num(hi) + " KB" + (now == null ? "" : "; now " + num(now) + " KB") + "</small>";
+  return '<svg class="spark" viewBox="0 0 ' + w + " " + h + '" width="' + w + '" height="' + h + '" aria-label="free heap, last hour"><polyline fill="none" stroke="#6c5ce7" stroke-width="2" points="' + pts.join(" ") + '"/></svg><small>free heap, last ' + samples.length + " min: " + num(lo) + "\u2013" + num(hi) + " KB" + (now == null ? "" : "; now " + num(now) + " KB") + "</small>";
 }
 function drawStatus(m) {
   var rows = "", free = m.heap_free == null ? null : kb(m.heap_free);
@@ -227,8 +228,10 @@ function drawWatchers(m) {
 // -- usage: tokens a day for 30 days, scaled to the largest day; the budget line when in range; the audit log --
 var DEMO = "offline demo (make sim's stand-in: not billed)";
 function usd(micro) { return micro == null ? "price unknown" : micro ? "about $" + (micro / 1e6).toFixed(micro < 1e6 ? 4 : 2) : "$0"; }
+var DAYS_LEAST = 7; // the chart starts at the board's first day of use, but shows a week at least
 function drawUsage(m) {
-  var w = 300, h = 160, days = m.days, n = days.length || 1, bw = w / n, top = 0, sum = 0, cost = 0, known = true, bars = "";
+  var first = m.days.findIndex(function (d) { return d[1] > 0; });
+  var w = 300, h = 160, days = m.days.slice(Math.max(0, Math.min(first < 0 ? m.days.length : first, m.days.length - DAYS_LEAST))), n = days.length || 1, bw = w / n, top = 0, sum = 0, cost = 0, known = true, bars = "";
   days.forEach(function (d) { top = Math.max(top, d[1]); sum += d[1]; if (d[2] == null) known = false; else cost += d[2]; });
   var scale = top * 1.08 || 1, fits = top && m.day_tokens && m.day_tokens <= scale, y = function (t) { return (h - t * (h - 2) / scale).toFixed(1); };
   function about(i) {

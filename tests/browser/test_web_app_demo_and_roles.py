@@ -5,7 +5,9 @@
 import json
 import time
 
-from tests.browser.test_web_app import PHONE, _shot, _tab
+import pytest
+
+from tests.browser.test_web_app import PHONE, SIZES, _shot, _tab
 from tests.e2e.device import Device
 from tests.e2e.test_gateway import free_port, listening, token_of
 from tests.runtimes import MICROPYTHON_FIRMWARE
@@ -74,6 +76,28 @@ def test_a_client_that_is_not_the_owner_is_offered_the_chat_alone(tmp_path, brow
         page.wait_for_selector("#tabs", state="attached", timeout=WAIT_MS)  # views.js ran
         page.wait_for_selector("#tabs", state="hidden", timeout=WAIT_MS)
         assert page.is_visible("#text") and not page.is_visible("#v-settings")
+    finally:
+        context.close()
+        device.stop()
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+def test_the_usage_view_does_not_say_the_demo_answers_when_another_profile_does(tmp_path, browser, fake, size):
+    device, port = _boot(tmp_path / "flash", fake, "--model", "offline-demo")
+    device.command("llm_add lan openai http://127.0.0.1:4000/v1 qwen2.5:7b")
+    assert "chain: lan" in device.command("llm_use lan")
+    context = browser.new_context(viewport=SIZES[size])
+    try:
+        page = context.new_page()
+        page.goto("http://127.0.0.1:{}/?token={}".format(port, token_of(device)))
+        page.wait_for_selector("#state.ok", timeout=WAIT_MS)
+        _tab(page, "usage")
+        page.wait_for_selector("#v-usage svg.chart", timeout=WAIT_MS)
+        assert "offline demo answers" not in page.inner_text("#v-usage")
+        assert "chain: claude" in device.command("llm_use claude")
+        _tab(page, "status")
+        _tab(page, "usage")  # asked again
+        page.wait_for_selector("#v-usage >> text=The offline demo answers on this board", timeout=WAIT_MS)
     finally:
         context.close()
         device.stop()

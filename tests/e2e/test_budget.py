@@ -8,6 +8,7 @@ from websockets.asyncio.client import connect
 from host_sim.fake_anthropic import text
 from tests.e2e.gateway_client import hello, say, until_reply
 from tests.e2e import test_telegram
+from tests.e2e.conftest import API_KEY
 from tests.e2e.test_telegram import OWNER
 
 bot = test_telegram.bot  # the Telegram tests' fixture: a bot with its owner
@@ -98,3 +99,18 @@ def test_over_telegram_the_owner_is_told_and_the_next_user_message_gets_the_poli
     assert tg.sent(7)[1]["shown"].startswith("I've used today's token budget (1100 of 1000 tokens)")
     assert len(fake.requests) == 1  # the stop cost no LLM call
     assert len(tg.sent(OWNER)) == 2  # told once
+
+
+def test_the_offline_demo_s_tokens_are_counted_but_never_spend_the_budget(boot, fake):
+    dev = boot("--model", "offline-demo")  # as make sim runs its demo brain
+    dev.command("set_api_key " + API_KEY)
+    assert "daily token budget set to 1000 tokens" in dev.command("budget 1000")
+    for n in range(2):
+        fake.script(text("Demo answer {}.".format(n), usage=billed(900, 300)))
+        out = dev.command("chat hello {}".format(n), timeout=30)
+        assert "Demo answer {}.".format(n) in out and "notice:" not in out  # no warning, no stop
+    usage = dev.command("usage")
+    assert "offline demo (make sim's stand-in: not billed): input 1800, output 600" in usage  # counted
+    assert "budget: 0 of 1000 tokens today" in usage
+    assert "plus 2400 tokens of free profiles and the offline demo today (never counted against the budget)" in usage
+    assert len(fake.requests) == 2

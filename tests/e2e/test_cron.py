@@ -113,7 +113,7 @@ def test_heartbeat_switched_off_at_boot_is_made_at_the_trigger(boot, fake, flash
     assert "heartbeat_s = 0 (saved" in dev.command("config_set agent_config.heartbeat_s 0")
     dev.stop()
     dev = boot()  # off at boot: only the command is there; the heartbeat itself is made when asked for
-    assert "check HEARTBEAT.md now" in dev.command("help")
+    assert "check HEARTBEAT.md now" in dev.command("help heartbeat_trigger")
     assert "no open items" in dev.command("heartbeat_trigger")
     (flash / "data" / "HEARTBEAT.md").write_text(HEARTBEAT)
     fake.script(text("HEARTBEAT_OK"))

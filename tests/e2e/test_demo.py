@@ -1,5 +1,7 @@
 # `make sim`'s offline demo brain, end to end under both runtimes: labelled replies without the
 # [context] line, and a tool round (get_current_time, remember) through the real agent loop.
+import time
+
 import pytest
 
 from host_sim import demo_brain
@@ -53,7 +55,19 @@ def test_remember_writes_memory_through_the_remember_tool(sim, flash):
 def test_status_and_usage_name_the_demo_and_bill_nothing(sim):
     sim.command("chat hello")
     status = sim.command("status")
-    assert "Claude: none: the offline demo brain answers" in status and "key set" not in status
+    assert "Claude: the offline demo brain (make sim without ANTHROPIC_API_KEY" in status and "it answers" in status
+    assert "key set" not in status
     usage = sim.command("usage")
     assert "offline demo (make sim's stand-in: not billed)" in usage, usage
     assert "about $0.0000" in usage and "price unknown" not in usage
+
+
+def test_a_watcher_judged_by_the_demo_stays_quiet(sim):
+    assert "watching" in sim.command("watch_add attic temperature 3600 tell me if the attic gets hot")
+    deadline = time.monotonic() + 30
+    listed = sim.command("watch_list")
+    while "last: " not in listed and time.monotonic() < deadline:  # judged a few seconds after it was added
+        time.sleep(0.5)
+        listed = sim.command("watch_list")
+    assert "WATCH_OK" in listed and "told" not in listed and "You said" not in listed
+    assert "notice:" not in sim.output and "[watcher attic" not in sim.output  # nothing said, no prompt echoed

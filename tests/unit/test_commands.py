@@ -79,10 +79,20 @@ def test_builtin_commands_are_read_from_their_table_when_run_or_listed():
         lines = []
         commands.out = lines.append
         run(commands.execute("help"))
-        assert len(lines) == len(commands.names()) == 22 and list(commands.table) == ["status"]
-        widest = "config_set <namespace.key> <value>"
-        assert lines[0] == "  chat <text>" + " " * (len(widest) - 11) + "  talk to the agent from the console"
-        assert "  {}  change any setting (see config_show)".format(widest) in lines
+        assert len(commands.names()) == 22 and list(commands.table) == ["status"]
+        assert lines[0] == "Commands by group (help <group> or help <command> tells more):"
+        assert "  start     chat heap_info help restart status" in lines  # every name under its group
+        assert sum(len(line.split()) - 1 for line in lines[1:]) == 22
+        del lines[:]
+        run(commands.execute("help settings"))  # a group: its commands' usage and purpose
+        widest = "config_show [group]"
+        assert lines[0] == "Every setting:" and lines[1].startswith("  config_reset" + " " * (len(widest) - 12))
+        assert "  config_set <namespace.key> <value>  change any setting (see config_show)" in lines
+        del lines[:]
+        run(commands.execute("help chat"))  # a command
+        assert lines == ["  chat <text>  talk to the agent from the console"]
+        run(commands.execute("help wifi_sett"))
+        assert lines[-1].startswith("error: no command or group 'wifi_sett'; did you mean wifi_set?; the groups: start,")
         run(commands.execute("set_model claude-x"))
         assert lines[-1] == "llm_config.model = claude-x (saved; in effect now)"
         assert app.config.get("llm_config", "model") == "claude-x"
@@ -130,8 +140,10 @@ def test_a_layer_adds_its_commands_as_lines_read_when_run_or_listed():
         assert lines[-1] == "unknown command 'latr_one'; did you mean later_one?"
         del lines[:]
         run(commands.execute("help"))
-        assert len(lines) == len(commands.names()) == 24
-        assert "  later_two [y]" + " " * 21 + "  calls a module's function with app.part first" in lines
+        assert len(commands.names()) == 24
+        assert "  other     later_one later_two" in lines  # a group of their own: no group names them
+        run(commands.execute("help later_two"))
+        assert lines[-1] == "  later_two [y]  calls a module's function with app.part first"
     finally:
         remove_tree(app.top)
 

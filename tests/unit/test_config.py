@@ -154,6 +154,26 @@ def test_override_wins_in_memory_only():
         remove_tree(path)
 
 
+def test_a_value_set_on_the_board_wins_over_the_command_line_from_then_on():
+    path = tempdir("cfg")
+    try:
+        esp32.set_flash_dir(path)
+        given = [("llm_config", "api_base", "http://127.0.0.1:9999"), ("llm_config", "model", "offline-demo")]
+        cfg = Config()
+        cfg.from_command_line(given)
+        assert cfg.get("llm_config", "api_base") == "http://127.0.0.1:9999"
+        cfg.set("llm_config", "api_base", "http://192.168.1.20:4000")  # the console's word: in effect now
+        assert cfg.get("llm_config", "api_base") == "http://192.168.1.20:4000"
+        assert given == [("llm_config", "model", "offline-demo")]  # a restart of this run keeps it so
+        again = Config()
+        again.from_command_line(given)
+        assert again.get("llm_config", "api_base") == "http://192.168.1.20:4000"
+        assert again.get("llm_config", "model") == "offline-demo"
+    finally:
+        esp32.set_flash_dir(None)
+        remove_tree(path)
+
+
 def test_reset_erases_every_setting_but_keeps_overrides():
     path = tempdir("cfg")
     try:
@@ -215,8 +235,8 @@ def test_mask():
     assert mask("") == "(not set)"
     assert mask(None) == "(not set)"
     assert mask("sk-abcdefghijklmnopqrstuvwxyz") == "sk-a\u2026wxyz"
-    assert mask("0123456789abcdefghijklmn") == "0123\u2026klmn"
-    assert mask("0123456789abcdefghijklm") == "****"  # under 24 characters: nothing shown
+    assert mask("0123456789abcdefghij") == "0123\u2026ghij"  # at least 12 characters stay hidden
+    assert mask("0123456789abcdefghi") == "****"  # under 20 characters: nothing shown
     assert mask("ab") == "****"
     assert mask("a-very-long-wifi-password", password=True) == "********"
     assert mask("", password=True) == "(not set)"

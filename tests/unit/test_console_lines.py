@@ -1,5 +1,7 @@
 # The firmware's own lines (platform.log: a service's news, a notice) on the serial console: never inside a reply
 # that is streaming; the reply goes on below them, and is not shown twice.
+import asyncio
+
 from support import run
 
 from mimi import platform
@@ -33,22 +35,48 @@ class _Screen:
         return "".join(self.shown)
 
 
-def _reply_in(console, pieces, between):
-    """A streamed reply of `pieces`; between(i) runs after piece i (a service printing meanwhile)."""
-    run(console.on_start("console"))
-    for i, piece in enumerate(pieces):
-        run(console.on_delta("console", piece))
-        between(i)
-    run(console.send(Message("cli", "console", "".join(pieces), {"kind": "final", "streamed": True, "request": {}})))
+def _reply_in(console, pieces, between, pause=0):
+    """A streamed reply of `pieces`; between(i) runs after piece i (a service printing meanwhile), then `pause` s."""
+    async def stream():
+        await console.on_start("console")
+        for i, piece in enumerate(pieces):
+            await console.on_delta("console", piece)
+            between(i)
+            await asyncio.sleep(pause)
+        await console.send(Message("cli", "console", "".join(pieces), {"kind": "final", "streamed": True,
+                                                                        "request": {}}))
+
+    run(stream())
 
 
-def test_a_line_printed_while_a_reply_streams_gets_a_line_of_its_own():
+def test_a_line_printed_while_a_reply_streams_goes_under_the_reply_s_line_never_through_a_word():
     with _Screen() as screen:
-        _reply_in(screen.console, ["The sensor ", "seems", " to be offline."],
-                  lambda i: i == 1 and platform.log("gateway: web chat on http://192.168.1.20:18789/"))
-        assert screen.text() == ("mimi: The sensor seems\n"
-                                 "gateway: web chat on http://192.168.1.20:18789/\n"
-                                 "mimi:  to be offline.\n")  # the piece as it came: "mimi: " + " to be..."
+        _reply_in(screen.console, ["The tool get_cur", "rent_time answered", ": it is late."],
+                  lambda i: i == 0 and platform.log("gateway: web chat on http://192.168.1.20:18789/"))
+        assert screen.text() == ("mimi: The tool get_current_time answered: it is late.\n"
+                                 "gateway: web chat on http://192.168.1.20:18789/\n")
+
+
+def test_a_held_line_comes_out_where_a_line_of_the_reply_ends_and_the_reply_goes_on_below_it():
+    with _Screen() as screen:
+        _reply_in(screen.console, ["First line ", "goes on\nSecond", " line."],
+                  lambda i: i == 0 and platform.log("mqtt: connected to broker.local:1883 as mimi/kitchen"))
+        assert screen.text() == ("mimi: First line goes on\n"
+                                 "mqtt: connected to broker.local:1883 as mimi/kitchen\n"
+                                 "mimi: Second line.\n")
+
+
+def test_a_line_held_while_a_reply_stalls_comes_out_after_a_second():
+    with _Screen() as screen:
+        _reply_in(screen.console, ["Thinking", " done."], lambda i: i == 0 and platform.log("watchdog: stuck"),
+                  pause=1.3)
+        assert screen.text() == "mimi: Thinking\nwatchdog: stuck\nmimi:  done.\n"
+
+
+def test_lines_held_while_a_reply_goes_on_and_on_are_bounded():
+    with _Screen() as screen:
+        _reply_in(screen.console, ["a", "b"], lambda i: i == 0 and [platform.log("line {}".format(n)) for n in range(9)])
+        assert screen.text() == "mimi: a\n" + "".join("line {}\n".format(n) for n in range(9)) + "mimi: b\n"
 
 
 def test_a_line_after_the_last_piece_does_not_make_the_reply_shown_twice():

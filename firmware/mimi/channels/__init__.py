@@ -2,8 +2,8 @@
 # the dispatcher and the safety policy; the app (app.py) makes them and adds them to its channels by name.
 
 # What of this package loads late and may be let go (mimi/heap.py), with the scope that uses it: the console's own
-# commands, after each command typed.
-LET_GO = "console_commands:command"
+# commands, help and config_show, after each command typed.
+LET_GO = "console_commands:command console_help:command"
 
 
 class Channel:

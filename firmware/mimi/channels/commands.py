@@ -16,7 +16,8 @@ _SECRET_FIELD = const(6)  # a line's field after the handler: the first argument
 # (flash); a line is read only when its command is run or listed. Other layers add theirs the same way
 # (add_lines), with handlers found at their first use.
 _BUILTINS = (
-    "\nhelp\thelp\t0\t0\tlist the commands\tmimi.channels.console_commands:help(app)"
+    "\nhelp\thelp [group|command]\t0\t1\tthe commands by group; a group's or a command's usage"
+    "\tmimi.channels.console_help:help(app)"
     "\nstatus\tstatus\t0\t0\twhat is configured, connected and running\tmimi.channels.console_commands:status(app)"
     "\nchat\tchat <text>\t1\t-1\ttalk to the agent from the console\t"
     "\nwifi_set\twifi_set <ssid> <password>\t2\t2\tsave WiFi credentials and reconnect"
@@ -28,7 +29,8 @@ _BUILTINS = (
     "\nset_max_tokens\tset_max_tokens <n>\t1\t1\tlongest reply, in tokens\tllm_config.max_tokens"
     "\nset_llm_api\tset_llm_api <url>\t1\t1\tAnthropic API endpoint\tllm_config.api_base"
     "\nset_tg_api\tset_tg_api <url>\t1\t1\tTelegram Bot API endpoint\ttg_config.api_base"
-    "\nconfig_show\tconfig_show\t0\t0\tevery setting, secrets masked\tmimi.channels.console_commands:config_show(app)"
+    "\nconfig_show\tconfig_show [group]\t0\t1\tevery setting under its heading (or one group's), secrets masked"
+    "\tmimi.channels.console_help:config_show(app)"
     "\nconfig_set\tconfig_set <namespace.key> <value>\t2\t-1\tchange any setting (see config_show)"
     "\tmimi.channels.console_commands:config_set(app)"
     "\ntool_list\ttool_list\t0\t0\tthe tools the agent can use\tmimi.channels.console_commands:tool_list(app)"

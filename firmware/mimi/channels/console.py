@@ -14,6 +14,8 @@ PROMPT = "mimi> "
 _LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
 _REPLY_TIMEOUT_S = const(600)
+_HELD_MAX = const(8)  # firmware lines held back while a reply's line is being written (more: shown at once)
+_HELD_WAIT_S = const(1)  # ... and for at most this long (a reply that stalls: they are shown all the same)
 _show = platform.console_write  # the console itself (gateway/views.py swaps platform.console_write for a while)
 
 
@@ -29,6 +31,7 @@ class Console(Channel):
         self._reply_done = asyncio.Event()
         self._streaming = False
         self._line_broken = False
+        self._held = []  # the firmware's lines that came while a reply's line was being written
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, self.commands.secret_from,
                                  names=self.commands.names)  # Tab completes names
@@ -37,6 +40,7 @@ class Console(Channel):
 
     # -- the cli channel --
     async def on_start(self, chat_id):
+        self._release()
         self._streaming = False
         self._line_broken = False  # text shown, then a tool's or the firmware's line: send() must not repeat it
 
@@ -47,39 +51,61 @@ class Console(Channel):
                 return
             self._streaming = True
             platform.console_write("mimi: ")
+        if self._held and "\n" in text:  # a line of the reply ends: the firmware's lines held go under it
+            cut = text.rindex("\n")
+            platform.console_write(text[:cut])
+            self._release()
+            await self.on_delta(chat_id, text[cut + 1:])
+            return
         platform.console_write(text)
 
     async def on_tool(self, chat_id, name):
-        if self._streaming:  # the agent's "tool ... requested" line goes below the text so far
+        self._release()  # the agent's "tool ... requested" line goes below the text so far
+
+    def _release(self):
+        """End the reply's line being written, if one is, and show the firmware's lines held while it was."""
+        if self._streaming:
             platform.console_write("\n")
             self._streaming = False
             self._line_broken = True
+        held, self._held = self._held, []
+        for line in held:
+            _show(line + "\n")
+
+    async def _release_soon(self):
+        """A reply that stalls mid-line (a stuck model, a watchdog about to reset) still lets its lines out."""
+        await asyncio.sleep(_HELD_WAIT_S)
+        if self._held:
+            self._release()
 
     def note(self, line):
-        """A line of its own, even while a reply is streaming (the reply goes on after it, on a "mimi:" line); at
-        the prompt, above it (the prompt and any half-typed line are drawn again below). Straight to the console,
-        also while a web view takes a command's output (gateway/views.py)."""
+        """A line of its own: while a reply is streaming, under the reply's line once that line ends (the reply
+        goes on after it, on a "mimi:" line), never through a word of it; at the prompt, above it (the prompt and
+        any half-typed line are drawn again below). Straight to the console, also while a web view takes a
+        command's output (gateway/views.py)."""
+        if self._streaming:  # never through a word of the reply: under its line, once that line ends
+            self._held.append(line)
+            if len(self._held) > _HELD_MAX:  # a reply that goes on and on: its line is broken after all
+                self._release()
+            elif len(self._held) == 1:
+                asyncio.create_task(self._release_soon())
+            return
         editor = self.editor
-        if not self._streaming and editor.echo and (editor.prompt or editor.chars):
+        if editor.echo and (editor.prompt or editor.chars):
             editor.above(line)
             return
-        _show("{}{}\n".format("\n" if self._streaming else "", line))
-        if self._streaming:
-            self._streaming = False
-            self._line_broken = True
+        _show(line + "\n")
 
     async def send(self, message):
         meta = message.meta
         if meta.get("kind") in ("report", "notice"):  # beside a reply: its own line, the reply goes on after
             self.note("{}: {}".format(meta["kind"], message.content))
             return
+        streamed = self._streaming
+        self._release()
         if meta.get("kind") == "error":
-            if self._streaming:
-                platform.console_write("\n")
             platform.console_write("error: {}\n".format(message.content))
-        elif self._streaming:
-            platform.console_write("\n")
-        elif not (self._line_broken and meta.get("streamed")):
+        elif not streamed and not (self._line_broken and meta.get("streamed")):
             platform.console_write("mimi: {}\n".format(message.content))
         self._streaming = self._line_broken = False
         if "request" in meta:  # the agent's answer to a chat (not a send_message notice)
@@ -179,6 +205,11 @@ class Console(Channel):
                 continue
             if text == CANCEL:
                 platform.console_write("^C\n")
+                self._prompt(PROMPT)
+            elif self.editor.lost:
+                platform.console_write("error: that line was longer than {} bytes ({} more were lost), so it was "
+                                       "not run; a longer message goes through the web chat or Telegram\n".format(
+                                           self.editor.line_max, self.editor.lost))
                 self._prompt(PROMPT)
             elif not self._answers(text):
                 await self._lines.put(text)

@@ -1,23 +1,14 @@
 # The console's own commands beside chat and the setters (channels/commands.py names them in its lines): loaded
 # when one is typed and let go after it, so a board at rest holds none of their code.
 from mimi import VERSION, platform
+from mimi.platform import const
+
+
+_SHOWN_MAX = const(90)  # characters of a tool's description tool_list shows
 
 
 def _out(app, text):
     app.console.commands.out(text)  # the console's, or the web app's when it runs a command (gateway/views.py)
-
-
-async def help(app):
-    commands = app.console.commands
-    entries = [commands.entry(name) for name in sorted(commands.names())]
-    width = max(len(entry[1]) for entry in entries)
-    for entry in entries:
-        _out(app, "  {}  {}".format(entry[1] + " " * (width - len(entry[1])), entry[4]))
-
-
-async def config_show(app):
-    for ns, key, shown in app.config.shown():
-        _out(app, "  {}.{} = {}".format(ns, key, shown))
 
 
 async def config_set(app, name, value):
@@ -28,11 +19,19 @@ async def config_set(app, name, value):
 async def tool_list(app):
     registry = app.registry
     for name in sorted(registry.tools):  # the definitions' order
-        _out(app, "  {}  {}".format(name, registry.tools[name].description.split("\n")[0][:90]))
+        _out(app, "  {}  {}".format(name, _words(registry.tools[name].description.split("\n")[0], _SHOWN_MAX)))
     if not registry.tools:
         _out(app, "(no tools loaded)")
     for warning in registry.warnings:
         _out(app, "  warning: " + warning)
+
+
+def _words(text, most):
+    """text cut to at most `most` characters at a word's end, an ellipsis saying so."""
+    if len(text) <= most:
+        return text
+    cut = text[: most - 1].rsplit(" ", 1)[0].rstrip(" ,;:(")
+    return cut + "\u2026"
 
 
 async def tool_exec(app, name, text="{}"):
@@ -92,6 +91,13 @@ async def restart(app):
     platform.reset()
 
 
+def _first_profile(config):
+    """The name of the profile a chat asks first."""
+    from mimi.llm import profiles
+
+    return profiles.chain(config)[0].name
+
+
 async def status(app):
     cfg = app.config
     up = (platform.ticks_diff(platform.ticks_ms(), app.started_ms)) // 1000
@@ -100,11 +106,13 @@ async def status(app):
 
     _out(app, "  WiFi: {}".format(summary(app.wifi)))
     model = cfg.get("llm_config", "model")
-    from mimi.safety.prices import DEMO_MODEL
+    from mimi.safety import DEMO_MODEL
 
+    first = "claude" if app.models.plain() else _first_profile(cfg)
     if model == DEMO_MODEL:
-        _out(app, "  Claude: none: the offline demo brain answers (make sim without ANTHROPIC_API_KEY; every reply "
-             "is labelled, nothing is billed)")
+        _out(app, "  Claude: the offline demo brain (make sim without ANTHROPIC_API_KEY; every reply is labelled, "
+             "nothing is billed){}".format("; it answers" if first == "claude" else
+                                          "; profile {} answers first (the chain below)".format(first)))
     else:
         _out(app, "  Claude: model {} at {}, key {}".format(model, cfg.get("llm_config", "api_base"),
              "set" if cfg.is_set("llm_config", "api_key") else "MISSING (set_api_key <key>)"))

@@ -54,6 +54,8 @@ class LineEditor:
         self._browse = None  # index into history while Up/Down is used
         self._draft = None  # the line being typed before Up was pressed
         self._last_cr = False
+        self._over = 0  # bytes typed past line_max on this line (not kept)
+        self.lost = 0  # of the line just finished: bytes past line_max, so the console does not run it cut
 
     # -- input --
     def feed(self, code):
@@ -108,8 +110,11 @@ class LineEditor:
         else:
             text = chr(code)
         size = len(text.encode())
-        if self._bytes + size > self.line_max:
-            return  # over the cap: ignored, the line stays as typed so far
+        if self._bytes + size > self.line_max:  # over the cap: not kept; counted, so the line is not run cut
+            if not self._over and self.echo:
+                self.write("\a")
+            self._over += size
+            return
         self._bytes += size
         at_end = self.cursor == len(self.chars)
         if not at_end or text == " " or not self.chars or self.chars[-1] == " ":
@@ -144,6 +149,7 @@ class LineEditor:
 
     def _finish(self):
         line = "".join(self.chars)
+        self.lost = self._over
         self.prompt = ""  # the console shows the next one
         if self.echo:
             self.write("\r\n")
@@ -156,7 +162,7 @@ class LineEditor:
         return line
 
     def _reset(self):
-        self.chars, self.cursor, self._bytes = [], 0, 0
+        self.chars, self.cursor, self._bytes, self._over = [], 0, 0, 0
         self._secret_at = None
         self._pending = bytearray()
         self._browse = self._draft = None

@@ -211,7 +211,8 @@ def _watchers(app):
     from mimi.watch.store import describe
 
     rows = []
-    for watcher in app.watchers.watchers():
+    service = app.watchers  # None on a board that never had a watcher: the page says "No watchers yet"
+    for watcher in service.watchers() if service is not None else ():
         last = watcher["history"][-1] if watcher["history"] else None
         row = {"name": watcher["name"], "line": describe(watcher), "paused": bool(watcher.get("paused")),
                "reading": last["reading"] if last else None, "verdict": last["verdict"] if last else None}
@@ -224,6 +225,16 @@ def _watchers(app):
 
 
 # -- usage: tokens and estimated cost a day, the budget, the newest audit entries --
+def _demo_answers(app):
+    """make sim's offline demo answers a chat: it is claude's model, and claude is the chain's first profile."""
+    from mimi.llm import profiles
+    from mimi.safety import DEMO_MODEL
+
+    config = app.config
+    return config.get("llm_config", "model") == DEMO_MODEL and (
+        app.models.plain() or profiles.chain(config)[0].name == profiles.CLAUDE)
+
+
 def _usage(app):
     from mimi.safety import audit, audit_read, usage_report
     from mimi.safety.prices import DEMO_MODEL
@@ -243,4 +254,4 @@ def _usage(app):
     entries.reverse()  # newest first
     return json.dumps({"type": "usage", "days": days, "day_tokens": app.budget.limit(), "audit": entries,
                        "demo": sum(demo[:TOKEN_FIELDS]) if demo else 0,
-                       "demo_answers": app.config.get("llm_config", "model") == DEMO_MODEL})
+                       "demo_answers": _demo_answers(app)})

@@ -3,7 +3,7 @@
 import asyncio
 
 from mimi.platform import const, log
-from mimi.safety import NS, usage_store
+from mimi.safety import DEMO_MODEL, NS, usage_store
 from mimi.safety.usage_store import UsageStore
 from mimi.storage import files
 from mimi.bus.message import CLI, SYSTEM
@@ -97,12 +97,13 @@ class Budget:
         return limit > 0 and self.used_today() >= limit
 
     def used_today(self):
-        """Today's tokens the budget counts: every profile's but those that cost nothing."""
+        """Today's tokens the budget counts: every profile's but those that cost nothing (make sim's offline demo
+        among them)."""
         return self.store.used_today(self._free)
 
     def _free(self, key):
         if " " not in key:  # claude's: a model name
-            return False
+            return key == DEMO_MODEL
         from mimi.llm import profiles
 
         profile = profiles.find(self.config, key.split(" ", 1)[0])

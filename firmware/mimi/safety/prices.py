@@ -1,11 +1,11 @@
 # Model prices and the estimated cost of a period's tokens (a leaf: the usage reports, and the store once a day
 # for the usage chart's row of the day that ended; not kept loaded for a turn).
 from mimi.platform import const
+from mimi.safety import DEMO_MODEL  # noqa: F401 (its tokens cost nothing; the reports import it from here)
 
 _SEARCHES_AT = const(4)  # counts are [input, output, cache read, cache write] and optionally web searches
 
 _SEARCH_MICRO_USD = const(10000)  # $10 per 1000 web searches
-DEMO_MODEL = "offline-demo"  # make sim's stand-in brain (host_sim/demo_brain.py): its tokens cost nothing
 _CENT_MICRO = const(10000)  # micro-USD in a cent
 # USD cents per million tokens (input, output) by model id prefix, the longest prefix winning; from
 # platform.claude.com/docs/en/about-claude/pricing. Cache writes cost 1.25x input, cache reads 0.1x input.

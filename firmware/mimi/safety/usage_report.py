@@ -81,7 +81,8 @@ def limit_lines(store, limit, calls_this_hour, setting, now, used):
         yield "budget: {} tokens today; no daily limit (budget <tokens> sets one)".format(used)
     free = store.used_today() - used
     if free:
-        yield "  plus {} tokens of free profiles today (never counted against the budget)".format(free)
+        yield "  plus {} tokens of free profiles{} today (never counted against the budget)".format(
+            free, " and the offline demo" if DEMO_MODEL in store.today else "")
     yield "  model calls this hour: {} of {}; messages per user: at most {} a minute".format(
         calls_this_hour, setting("llm_per_hour"), setting("user_per_min"))
     cap, searched = setting("day_searches"), searches(store.today)

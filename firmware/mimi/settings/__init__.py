@@ -10,7 +10,7 @@ from mimi.platform import const
 LET_GO = "values:setting notes:view"
 
 VALUE_MAX = const(512)  # bytes of one stored value (UTF-8)
-_MASK_SHOW_FROM = const(24)  # a secret this long or longer shows its first and last 4 characters
+_MASK_SHOW_FROM = const(20)  # a key this long or longer shows its first and last 4 characters (12+ stay hidden)
 _MASK_EDGE = const(4)
 
 SECRET = const(1)  # shown masked, never put into messages
@@ -257,6 +257,7 @@ class Config:
         self._nvs_class = nvs_class
         self._spaces = {}
         self._overrides = {}
+        self._command_line = None  # the host runner's [(ns, key, value)] (host_sim/run.py), kept over restarts
         self._subscribers = []
         self._buf = bytearray(VALUE_MAX)
 
@@ -310,8 +311,15 @@ class Config:
         nvs = self._nvs(ns)
         nvs.set_blob(key, str(value))
         nvs.commit()
+        self._drop_override(ns, key)
         self._notify(ns, key)
         return dropped
+
+    def _drop_override(self, ns, key):
+        """A value set on the board (console, web app) wins over the host runner's command line from now on, also
+        after a restart of that run: its list forgets the value too. Nothing to do on a board."""
+        if self._overrides.pop((ns, key), None) is not None and self._command_line is not None:
+            self._command_line[:] = [given for given in self._command_line if (given[0], given[1]) != (ns, key)]
 
     def unset(self, ns, key):
         """Forget the stored value (the default applies again); committed at once. True when the key that
@@ -349,6 +357,12 @@ class Config:
             self._erase(setting[0], setting[1])
         for setting in _ROWS:
             self._notify(setting[0], setting[1])
+
+    def from_command_line(self, given):
+        """The host runner's settings, [(ns, key, value)]: overrides until a value is set here (see set)."""
+        self._command_line = given
+        for ns, key, value in given:
+            self.override(ns, key, value)
 
     def override(self, ns, key, value):
         """Use value instead of the stored one, in memory only; None or "" drops the override."""

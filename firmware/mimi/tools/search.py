@@ -1,5 +1,6 @@
 # web_search's code: Brave Search or Tavily, key set with set_search_key; answers as numbered result lines.
 from mimi.platform import const
+from mimi.settings import mask
 from mimi.tools.html_text import strip_tags
 from mimi.tools.http_text import ServiceError, query, request_json
 from mimi.tools.registry import ToolError
@@ -111,9 +112,9 @@ async def search(cfg, search_query, count=COUNT_DEFAULT):
             body = {"query": search_query, "max_results": count, "search_depth": "basic"}
             status, data, raw = await request_json("POST", endpoint, {"Authorization": "Bearer " + key}, body)
     except ServiceError as exc:
-        raise ToolError("{} is unreachable: {}".format(PROVIDER_NAMES[provider], str(exc).replace(key, "****")))
+        raise ToolError("{} is unreachable: {}".format(PROVIDER_NAMES[provider], str(exc).replace(key, mask(key))))
     if status != 200:
-        raise ToolError(failure(provider, status, data, raw).replace(key, "****"))
+        raise ToolError(failure(provider, status, data, raw).replace(key, mask(key)))
     if not isinstance(data, dict):
         raise ToolError("{} answered with something that is not search results".format(PROVIDER_NAMES[provider]))
     items = brave_items(data, count) if provider == "brave" else tavily_items(data, count)
