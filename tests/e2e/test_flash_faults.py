@@ -11,12 +11,18 @@ from tests.e2e.device import Device
 from tests.runtimes import RUNTIMES
 
 IMAGE_SIZE = 256 * 1024  # 64 blocks: a clean-up frees 32 KB (an eighth)
+LINE_MAX = 1024  # bytes of one console line (firmware/mimi/channels/line_editor.py)
 MEMORY = b"# Memory\n\nLong-term notes about my owner, one per line.\n- [2026-01-02] likes green tea\n"
 OLD_NOTE = b"- fed the cat\n"
 SOUL = b"# Mimi\n\nYou are Mimi, a small personal assistant.\n"
 USER = b"# About my owner\n\n- Name: Ada\n"
 NOTICE = "notice: flash full: "
 
+
+
+def _line(text):
+    """As much of a long chat as a console line holds (1,024 bytes; a longer line is refused, not run)."""
+    return text[:LINE_MAX]
 
 def _session_line(ts, content):
     return json.dumps({"role": "user", "content": content, "ts": ts}) + "\n"
@@ -52,7 +58,7 @@ def test_full_flash_trims_old_conversations_tells_the_owner_once_and_keeps_answe
     replies = ["Reply number {}: ".format(i) + "r" * 2500 for i in range(4)]
     fake.script(*[text(r) for r in replies])
     for i, reply in enumerate(replies):
-        out = dev.command("chat question {} ".format(i) + "q" * 1500, timeout=40)
+        out = dev.command(_line("chat question {} ".format(i) + "q" * 1500), timeout=40)
         assert "Reply number {}:".format(i) in out  # every turn is answered, full flash or not
     notices = [line for line in dev.output.splitlines() if line.startswith(NOTICE)]
     assert len(notices) == 1, dev.output[-3000:]
@@ -83,8 +89,8 @@ def test_nothing_to_remove_the_reply_still_comes_and_the_owner_hears_what_was_no
     dev = boot("--flash-image", str(image))
     assert "saved" in dev.command("set_api_key " + API_KEY)
     fake.script(text("First answer " + "a" * 3000), text("Second answer " + "b" * 3000))
-    assert "First answer" in dev.command("chat hello " + "h" * 3000, timeout=40)
-    assert "Second answer" in dev.command("chat again " + "h" * 3000, timeout=40)
+    assert "First answer" in dev.command(_line("chat hello " + "h" * 3000), timeout=40)
+    assert "Second answer" in dev.command(_line("chat again " + "h" * 3000), timeout=40)
     notices = [line for line in dev.output.splitlines() if line.startswith(NOTICE)]
     assert notices == ["notice: flash full: could not save the conversation cli_console; nothing more can be "
                        "removed (MEMORY.md, SOUL.md, USER.md and the settings are never removed); clear "
@@ -109,7 +115,7 @@ def _burst(dev, round_no):
     setting = "config_set llm_config.max_tokens {}".format(1000 + round_no)
     dev.send(setting)
     for i in range(6):
-        dev.send("chat round {} turn {} ".format(round_no, i) + "w" * 1200)
+        dev.send(_line("chat round {} turn {} ".format(round_no, i) + "w" * 1200))
     dev.send(setting)
     dev.send("chat remember something, round {}".format(round_no))
 
