@@ -5,7 +5,6 @@ import contextlib
 import json
 import pathlib
 import re
-import urllib.error
 import urllib.request
 
 from host_sim.fake_anthropic import FakeAnthropic, text
@@ -98,13 +97,13 @@ def test_a_console_line_over_1024_bytes_is_not_run_cut_and_says_so(device, fake)
 def test_a_firmware_line_never_splits_a_streamed_reply(device, fake):
     port = int(device.cmd[device.cmd.index("--ws-port") + 1])
     reply = "The tool get_current_time answered: it is late, and the board's clock says so too."
-    fake.script(text(reply, chunk=4, delay=0.05))
+    fake.script(text(reply, chunk=4, delay=0.1))  # about 2 s of streaming, in pieces that cut words
     start = len(device.output)
     device.send("chat what time is it?")
     device.expect("mimi: The")
     request = urllib.request.Request("http://127.0.0.1:{}/".format(port), headers={"Host": "elsewhere.example"})
-    with contextlib.suppress(urllib.error.HTTPError):
-        urllib.request.urlopen(request, timeout=10)  # refused: the board logs a line while the reply streams
+    with contextlib.suppress(OSError):  # an HTTP error, or the connection closed: either way refused
+        urllib.request.urlopen(request, timeout=10)  # the board logs a line while the reply streams
     device.expect(re.escape(PROMPT), timeout=30)
     shown = device.output[start:]
     assert "mimi: {}\ngateway: refused a request for a name that is not the board's (Host)\n".format(reply) in shown

@@ -39,13 +39,9 @@ async def cmd_set_token(gateway, token):
 
 async def cmd_set_port(gateway, port):
     config = gateway.app.config
-    config.set("gw_config", "ws_port", port)
+    config.set("gw_config", "ws_port", port)  # over a runner's --ws-port too, from now on (settings/)
     wanted = config.get("gw_config", "ws_port")
-    saved = int(port)  # a whole number: config.set checked it
-    if wanted != saved:
-        platform.console_write("gw_config.ws_port = {} saved; this run keeps port {} from the "
-                               "command line (--ws-port)\n".format(saved, wanted))
-    elif gateway.port is None or gateway.port == wanted:
+    if gateway.port is None or gateway.port == wanted:
         platform.console_write("gw_config.ws_port = {} (saved)\n".format(wanted))
     else:
         platform.console_write("gw_config.ws_port = {} (saved; the gateway moves now; "
