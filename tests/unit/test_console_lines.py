@@ -73,6 +73,13 @@ def test_a_line_held_while_a_reply_stalls_comes_out_after_a_second():
         assert screen.text() == "mimi: Thinking\nwatchdog: stuck\nmimi:  done.\n"
 
 
+def test_a_reply_that_keeps_coming_for_seconds_keeps_its_line_whole():
+    with _Screen() as screen:
+        pieces = ["piece{} ".format(n) for n in range(8)]
+        _reply_in(screen.console, pieces, lambda i: i == 0 and platform.log("gateway: a line"), pause=0.3)
+        assert screen.text() == "mimi: " + "".join(pieces) + "\ngateway: a line\n"
+
+
 def test_lines_held_while_a_reply_goes_on_and_on_are_bounded():
     with _Screen() as screen:
         _reply_in(screen.console, ["a", "b"], lambda i: i == 0 and [platform.log("line {}".format(n)) for n in range(9)])

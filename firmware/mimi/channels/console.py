@@ -15,7 +15,8 @@ _LINES_WAITING = const(4)  # lines typed while a command still runs
 CHAT_ID = "console"
 _REPLY_TIMEOUT_S = const(600)
 _HELD_MAX = const(8)  # firmware lines held back while a reply's line is being written (more: shown at once)
-_HELD_WAIT_S = const(1)  # ... and for at most this long (a reply that stalls: they are shown all the same)
+_QUIET_MS = const(1000)  # ... while the reply keeps coming: one quiet this long (a stall) lets them out
+_HELD_MAX_MS = const(10000)  # ... and never longer than this
 _show = platform.console_write  # the console itself (gateway/views.py swaps platform.console_write for a while)
 
 
@@ -32,6 +33,7 @@ class Console(Channel):
         self._streaming = False
         self._line_broken = False
         self._held = []  # the firmware's lines that came while a reply's line was being written
+        self._delta_ms = 0  # ticks_ms of the reply's newest piece
         # Line editing and Up/Down history; drawn by the firmware where the terminal does not echo.
         self.editor = LineEditor(platform.console_write, platform.CONSOLE_ECHO, self.commands.secret_from,
                                  names=self.commands.names)  # Tab completes names
@@ -45,6 +47,7 @@ class Console(Channel):
         self._line_broken = False  # text shown, then a tool's or the firmware's line: send() must not repeat it
 
     async def on_delta(self, chat_id, text):
+        self._delta_ms = platform.ticks_ms()
         if not self._streaming:
             text = text.lstrip("\n")  # a round after a tool, or the rest after a firmware line: a fresh "mimi:" line
             if not text:
@@ -74,8 +77,13 @@ class Console(Channel):
 
     async def _release_soon(self):
         """A reply that stalls mid-line (a stuck model, a watchdog about to reset) still lets its lines out."""
-        await asyncio.sleep(_HELD_WAIT_S)
-        if self._held:
+        held, waited = self._held, 0  # this burst: a release starts another list
+        while self._held is held and waited < _HELD_MAX_MS:
+            await asyncio.sleep(_QUIET_MS / 4000)
+            waited += _QUIET_MS // 4
+            if platform.ticks_diff(platform.ticks_ms(), self._delta_ms) >= _QUIET_MS:
+                break
+        if self._held is held and held:
             self._release()
 
     def note(self, line):
