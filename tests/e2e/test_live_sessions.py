@@ -62,7 +62,8 @@ def test_a_page_that_sets_its_own_token_is_closed_and_cannot_take_the_board(gate
 
     code, reason = asyncio.run(main())
     assert code == 1008 and "token changed" in reason
-    assert "gw_config.ws_token = ****" in dev.command("config_show")
+    shown = dev.command("config_show")
+    assert "gw_config.ws_token = a-pa\u2026ne-2" in shown and PAGE_TOKEN not in shown  # masked, 12 of 23 hidden
 
 
 def test_a_new_role_reaches_every_live_client_at_once_and_the_owner_s_chat_is_gone(gateway, fake, flash):
