@@ -13,10 +13,14 @@ TOP_LEVEL_FIELDS = frozenset((
 BLOCK_TYPES = frozenset((
     "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
     "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "mcp_tool_use",
-    "mcp_tool_result"))
+    "mcp_tool_result", "tool_search_tool_result"))
 # Claude's server tools by versioned type, and the beta header a type needs (None: generally available).
 SERVER_TOOL_TYPES = {"web_search_20250305": ("web_search", None), "web_search_20260209": ("web_search", None),
-                     "web_fetch_20250910": ("web_fetch", "web-fetch-2025-09-10")}
+                     "web_fetch_20250910": ("web_fetch", "web-fetch-2025-09-10"),
+                     "tool_search_tool_bm25_20251119": ("tool_search_tool_bm25", "advanced-tool-use-2025-11-20"),
+                     "tool_search_tool_regex_20251119": ("tool_search_tool_regex", "advanced-tool-use-2025-11-20")}
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+TOOL_SEARCH_TYPES = ("tool_search_tool_bm25_20251119", "tool_search_tool_regex_20251119")
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 IMAGE_MAX_BYTES = 5 * 1024 * 1024  # decoded
 PDF_MAX_BYTES = 32 * 1024 * 1024
@@ -133,10 +137,24 @@ def _check_tools(tools, betas="", beta_list=()):
     if not isinstance(tools, list):
         _bad("tools: Input should be a valid list")
     names = set()
+    deferred = searching = loaded = 0
     for i, tool in enumerate(tools):
         where = "tools.{}".format(i)
         if not isinstance(tool, dict):
             _bad("{}: Input should be a valid dictionary".format(where))
+        if "defer_loading" in tool:  # the tool search tool's beta: a definition held back until a search finds it
+            if TOOL_SEARCH_BETA not in [b.strip() for b in betas.split(",")]:
+                _bad("{}.defer_loading: Extra inputs are not permitted".format(where))
+            if not isinstance(tool["defer_loading"], bool):
+                _bad("{}.defer_loading: Input should be a valid boolean".format(where))
+            if tool["defer_loading"] and tool.get("type") in TOOL_SEARCH_TYPES:
+                _bad("{}: the tool search tool cannot have defer_loading set to true".format(where))
+        if tool.get("defer_loading") is True:
+            deferred += 1
+        elif tool.get("type") in TOOL_SEARCH_TYPES:
+            searching += 1
+        else:
+            loaded += 1
         if anthropic_mcp.is_toolset(tool, beta_list):
             continue  # no name of its own: checked with mcp_servers
         if tool.get("type") == anthropic_mcp.TOOLSET:  # without the connector's beta: an unknown tag
@@ -155,6 +173,11 @@ def _check_tools(tools, betas="", beta_list=()):
         if name in names:
             _bad("tools: Tool names must be unique.")
         names.add(name)
+    if deferred and not searching:
+        _bad("tools: Tools with defer_loading require a tool search tool (tool_search_tool_bm25_20251119 or "
+             "tool_search_tool_regex_20251119) in the same request")
+    if deferred and not loaded and not searching:
+        _bad("tools: At least one tool must not have defer_loading set to true")
 
 
 def _blocks_of(message, where, may_be_empty):
@@ -182,7 +205,7 @@ def _blocks_of(message, where, may_be_empty):
             _bad("{}: tool_use blocks need a string id and name and an object input".format(at))
         if kind in ("image", "document"):
             _check_media(block, at, kind)
-        if kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
+        if kind in ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "tool_search_tool_result"):
             key = "id" if kind == "server_tool_use" else "tool_use_id"
             if not isinstance(block.get(key), str):
                 _bad("{}.{}: Field required".format(at, key))

@@ -12,7 +12,7 @@ from host_sim.anthropic_validation import Invalid, check_body, check_headers
 from host_sim.sse_replies import (  # noqa: F401  (re-exported: the scripting vocabulary)
     CUT, SLEEP, STREAM_ERROR_STATUS, WRITE, ErrorReply, Reply, approx_tokens, cut, dumps,
     error, escape_non_ascii, garbage, long_line, new_id, stall, stream_error, text, tool_use, tool_use_multi)
-from host_sim.sse_server_tools import mcp_tool, web_result, web_search  # noqa: F401  (re-exported)
+from host_sim.sse_server_tools import mcp_tool, tool_search, web_result, web_search  # noqa: F401  (re-exported)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024  # the real Messages API's request size limit
 _READ_PIECE = 64 * 1024
@@ -48,6 +48,19 @@ def heard(messages):
 def _cache_controlled(system, tools):
     blocks = (system if isinstance(system, list) else []) + (tools or [])
     return any("cache_control" in b for b in blocks)
+
+
+def _in_context(tools, messages):
+    """The tools the model sees: those not deferred, and those a tool search referenced earlier in the turn."""
+    if not tools or not any(tool.get("defer_loading") for tool in tools):
+        return tools
+    found = set()
+    for message in messages:
+        for block in message["content"] if isinstance(message.get("content"), list) else ():
+            if block.get("type") == "tool_search_tool_result":
+                for ref in (block.get("content") or {}).get("tool_references") or ():
+                    found.add(ref.get("tool_name"))
+    return [tool for tool in tools if not tool.get("defer_loading") or tool.get("name") in found]
 
 
 def _headers_of(request):
@@ -187,8 +200,9 @@ class FakeAnthropic(BackgroundServer):
         return text(said, self.chunk, self.delay)
 
     def _usage(self, body):
-        """Approximate usage; a cache_control'd system+tools identical to last time is a read."""
-        system, tools = body.get("system"), body.get("tools")
+        """Approximate usage; a cache_control'd system+tools identical to last time is a read. Deferred tools
+        (defer_loading) count only once a tool search found them, as the API bills them."""
+        system, tools = body.get("system"), _in_context(body.get("tools"), body["messages"])
         prefix = json.dumps({"system": system, "tools": tools}, sort_keys=True,
                             separators=(",", ":"))
         prefix_tokens = approx_tokens(prefix) if (system or tools) else 0

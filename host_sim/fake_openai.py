@@ -1,5 +1,6 @@
 # A fake OpenAI-compatible Chat Completions server (streaming, request checks as the real APIs make them, the
-# quirks of OpenAI, Ollama, llama.cpp's server, OpenRouter and DeepSeek, scripted faults) for tests and benches.
+# quirks of OpenAI, Ollama, llama.cpp's server, OpenRouter and DeepSeek, their context windows, scripted faults)
+# for tests and benches.
 import argparse
 import base64
 import json
@@ -30,9 +31,10 @@ _KNOWN_FIELDS = ("model", "messages", "stream", "stream_options", "tools", "tool
 
 
 class Invalid(Exception):
-    def __init__(self, status, message, param=None, code=None):
+    def __init__(self, status, message, param=None, code=None, extra=None):
         super().__init__(message)
         self.status, self.message, self.param, self.code = status, message, param, code
+        self.extra = extra  # llama.cpp's window refusal: its type and counts
 
 
 def _bad(message, param=None, code=None):
@@ -255,6 +257,40 @@ def _trailing_tools(messages):
     return out
 
 
+_IMAGE_TOKENS = 1600  # what a vision model's prompt counts for a photo, whatever its bytes
+
+
+def prompt_tokens(body):
+    """The prompt's tokens as this fake counts them: a token for 4 characters of the messages' and tools' compact
+    JSON, a photo 1,600 (a window's check and the usage chunk)."""
+    images = 0
+    messages = []
+    for message in body["messages"]:
+        content = message.get("content")
+        if isinstance(content, list):
+            kept = [part for part in content if not (isinstance(part, dict) and part.get("type") == "image_url")]
+            images += len(content) - len(kept)
+            message = dict(message, content=kept)
+        messages.append(message)
+    return approx_tokens(dumps(messages) + dumps(body.get("tools") or [])) + images * _IMAGE_TOKENS
+
+
+def _within(body, window):
+    """Ollama's way with a prompt over num_ctx: the oldest messages after the system ones dropped until it fits,
+    then the input cut, its end kept (the system message goes first): (body as the model sees it, what was lost)."""
+    messages = list(body["messages"])
+    lost = []
+    while prompt_tokens(dict(body, messages=messages)) > window:
+        firsts = [i for i, m in enumerate(messages) if m["role"] not in ("system", "developer")]
+        if len(firsts) > 1:
+            lost.append(messages.pop(firsts[0])["role"])
+        elif messages and messages[0]["role"] in ("system", "developer"):
+            lost.append(messages.pop(0)["role"])
+        else:
+            break
+    return dict(body, messages=messages), lost
+
+
 async def _body(request):
     """The whole body (read until its end), or None past MAX_BODY_BYTES."""
     data = bytearray()
@@ -267,6 +303,19 @@ async def _body(request):
             return None
 
 
+class ContextError(ChatError):
+    """llama.cpp's server refusing a prompt over its window: {"error": {"code": 400, "message", "type":
+    "exceed_context_size_error", "n_prompt_tokens", "n_ctx"}}."""
+
+    def __init__(self, message, n_prompt_tokens, n_ctx):
+        super().__init__(400, message, "exceed_context_size_error")
+        self.counts = (n_prompt_tokens, n_ctx)
+
+    def body(self):
+        return {"error": {"code": 400, "message": self.message, "type": self.kind,
+                          "n_prompt_tokens": self.counts[0], "n_ctx": self.counts[1]}}
+
+
 class FakeOpenAI(BackgroundServer):
     """An OpenAI-compatible server on a local port, at <url>/v1/chat/completions: script() replies, read
     `requests`, start()/stop(). server: which real server's stream it speaks (SERVERS)."""
@@ -274,7 +323,7 @@ class FakeOpenAI(BackgroundServer):
     name = "fake-openai"
 
     def __init__(self, server="openai", api_key=None, ssl_context=None, host="127.0.0.1", port=0,
-                 known_models=None, chunk=8, delay=0.0, prefix="/v1", log_writes=False, brain=None):
+                 known_models=None, chunk=8, delay=0.0, prefix="/v1", log_writes=False, brain=None, window=None):
         if server not in SERVERS:
             raise ValueError("server is one of " + ", ".join(SERVERS))
         super().__init__(ssl_context, host, port)
@@ -283,6 +332,10 @@ class FakeOpenAI(BackgroundServer):
         self.chunk, self.delay = chunk, delay
         self.log_writes = log_writes  # benchmarks: each request's record gets "writes" [(time, bytes)]
         self.brain = brain  # callable(body) -> reply answering when nothing is scripted (default: echo)
+        # The model's context window in tokens (prompt_tokens counts them): llamacpp refuses a prompt that does not
+        # fit with its max_tokens (400 exceed_context_size_error); ollama cuts it as Ollama does (_within), saying
+        # so only in the request's record ("lost": the roles of the messages it dropped); the others ignore it.
+        self.window = window
         self._lock = threading.Lock()
         self._script = deque()
         self._requests = []
@@ -344,7 +397,12 @@ class FakeOpenAI(BackgroundServer):
             with self._lock:
                 record["body_read_at"] = time.time()  # the request's last byte has arrived
             body = check_body(raw, self.server, self.known_models)
+            record["prompt_tokens"] = prompt_tokens(body)
+            if self.window is not None:
+                body = self._windowed(record, body)
         except Invalid as exc:
+            if exc.extra is not None:
+                return self._error(record, ContextError(exc.message, **exc.extra))
             return self._error(record, ChatError(exc.status, exc.message, code=exc.code, param=exc.param))
         with self._lock:
             reply = self._script.popleft() if self._script else None
@@ -353,7 +411,7 @@ class FakeOpenAI(BackgroundServer):
         if isinstance(reply, ChatError):
             return self._error(record, reply)
         include = bool((body.get("stream_options") or {}).get("include_usage"))
-        prompt_tokens = approx_tokens(dumps(body["messages"]) + dumps(body.get("tools") or []))
+        counted = record["prompt_tokens"]
         response = web.StreamResponse(status=200, headers={"content-type": "text/event-stream; charset=utf-8",
                                                            "cache-control": "no-cache"})
         with self._lock:
@@ -361,7 +419,7 @@ class FakeOpenAI(BackgroundServer):
         writes = record["writes"] = [] if self.log_writes else None
         try:
             await response.prepare(request)
-            for step, value in reply.steps(self.server, body["model"], prompt_tokens, include):
+            for step, value in reply.steps(self.server, body["model"], counted, include):
                 if step == WRITE:
                     if writes is not None:
                         writes.append((time.time(), value))
@@ -372,6 +430,17 @@ class FakeOpenAI(BackgroundServer):
         except ConnectionError:
             pass
         return response
+
+    def _windowed(self, record, body):
+        tokens = record["prompt_tokens"]
+        if self.server == "llamacpp":
+            wanted = tokens + (body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+            if wanted > self.window:
+                raise Invalid(400, "request ({} tokens) exceeds the available context size ({} tokens)".format(
+                    tokens, self.window), None, 400, {"n_prompt_tokens": tokens, "n_ctx": self.window})
+        elif self.server == "ollama":
+            body, record["lost"] = _within(body, self.window)
+        return body
 
     def _error(self, record, reply):
         with self._lock:

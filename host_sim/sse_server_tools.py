@@ -1,5 +1,5 @@
 # Claude's server tools as the real stream sends them: web_search and web_fetch blocks, citations; the MCP
-# connector's mcp_tool_use and mcp_tool_result blocks.
+# connector's mcp_tool_use and mcp_tool_result blocks; the tool search tool's search and its tool references.
 import base64
 import secrets
 
@@ -73,3 +73,18 @@ def mcp_tool(server, name, input, result, answer="", intro=None, is_error=False,
     reply = Reply(blocks, "end_turn", chunk, delay)
     reply.search_seconds = call_seconds  # the wait after the call block: Anthropic calls the server
     return reply
+
+
+def tool_search(query, found, calls=(), intro=None, tool="tool_search_tool_bm25", chunk=DEFAULT_CHUNK, delay=0.0):
+    """Claude searched the deferred tools (the tool search tool, run by Anthropic): an optional intro, the
+    server_tool_use block, the tool_search_tool_result naming the tools `found` (tool_reference entries), then a
+    tool_use block per (name, input) of `calls` (stop_reason tool_use), or the end of the turn without calls."""
+    blocks = [_text_block(intro)] if intro else []
+    call_id = new_id("srvtoolu")
+    blocks.append({"type": "server_tool_use", "id": call_id, "name": tool, "input": {"query": query}})
+    blocks.append({"type": "tool_search_tool_result", "tool_use_id": call_id, "content": {
+        "type": "tool_search_tool_search_result",
+        "tool_references": [{"type": "tool_reference", "tool_name": name} for name in found]}})
+    for name, args in calls:
+        blocks.append({"type": "tool_use", "id": new_id("toolu"), "name": name, "input": args})
+    return Reply(blocks, "tool_use" if calls else "end_turn", chunk, delay)

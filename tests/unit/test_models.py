@@ -137,8 +137,9 @@ def test_a_refused_key_is_told_once_and_the_last_error_names_the_ones_before():
     models = _models(config, claude, local)
     models.tell = told.append
     run(models.stream("s", []))
+    config.set("llm_config", "api_key", "sk-ant-another-key-entirely")  # a new key: claude is asked again
     error = raises(ModelError, run, models.stream("s", []))
-    assert len(told) == 1 and "answers meanwhile" in told[0]
+    assert len(told) == 1 and "answers meanwhile" in told[0] and claude.calls == ["claude", "claude"]
     assert error.message == "Cannot reach model profile local (claude refused its key)"
 
 
@@ -161,12 +162,58 @@ def test_tools_are_asked_for_per_profile():
     _with_local(config, chain="local")
     asked = []
 
-    def tools(server):
-        asked.append(server)
+    def tools(server, model):
+        asked.append((server, model))
         return []
 
     run(_models(config, Client(), Client(Result())).stream("s", [], tools=tools))
-    assert asked == [False]  # an openai profile: no server tools
+    assert asked == [(False, "qwen2.5:7b")]  # an openai profile: no server tools
+
+
+def test_a_profile_that_could_not_answer_rests_and_later_calls_ask_the_next_at_once():
+    config = _config()
+    _with_local(config)
+    down = ModelError("network", "Cannot reach the Anthropic API: timed out", True)
+    claude, local = Client(down, Result("claude is back")), Client(Result("one"), Result("two"))
+    models = _models(config, claude, local)
+    run(models.stream("s", []))
+    route = Route()
+    assert run(models.stream("s", [], route=route)).text == "two"
+    assert claude.calls == ["claude"]  # not asked again while it rests: no retries paid for
+    assert note(route).startswith("\n\n\u2014 answered by local (claude resting ") and "s more: unreachable" in note(route)
+    models.rests["claude"] = (models.rests["claude"][0] - 61000,) + models.rests["claude"][1:]  # a minute on
+    assert run(models.stream("s", [])).text == "claude is back" and "claude" not in models.rests
+    config.set("llm_config", "chain", "local,claude")
+    local.script.append(ModelError("network", "Cannot reach model profile local", True))
+    claude.script.append(Result("last"))
+    run(models.stream("s", []))
+    assert models.rests["local"][1] == 60
+    local.script.append(ModelError("network", "Cannot reach model profile local", True))
+    claude.script.append(Result("again"))
+    models.rests["local"] = (models.rests["local"][0] - 61000,) + models.rests["local"][1:]
+    run(models.stream("s", []))
+    assert models.rests["local"][1] == 120  # failing again: a longer rest
+    config.set("llm_config", "chain", "local")
+    local.script.append(Result("the last is always asked"))
+    assert run(models.stream("s", [])).text == "the last is always asked"
+
+
+def test_a_litellm_proxy_s_400_for_a_key_or_a_model_goes_to_the_next_profile():
+    from mimi.llm import chain, explain
+
+    for said in ("Authentication Error, No connected db.", "{'error': '/chat/completions: Invalid model name "
+                                                            "passed in model=qwen9. Call `/v1/models` to view'}"):
+        raw = ('{"error": {"message": "' + said.replace('"', '\\"') + '\\nsecond line", "type": "None", '
+               '"param": "None", "code": "400"}}').encode()
+        error = ModelError(*explain.answer(400, {}, raw, "qwen9", "proxy"))
+        assert error.kind == "cannot_answer" and chain.fails_over(error)
+        assert error.message == "Model profile proxy cannot answer (400): " + said
+    other = ModelError(*explain.answer(400, {}, b'{"error": {"message": "messages: bad role"}}', "m", "proxy"))
+    assert other.kind != "cannot_answer" and not chain.fails_over(other)
+    window = ModelError(*explain.answer(400, {}, b'{"error": {"code": 400, "message": "request (4476 tokens) exceeds '
+                                        b'the available context size (4096 tokens)", "type": "exceed_context_size_'
+                                        b'error", "n_prompt_tokens": 4476, "n_ctx": 4096}}', "m", "lan"))
+    assert chain.fails_over(window) and "llm_ctx lan <tokens>" in window.message
 
 
 def test_the_clients_code_is_let_go_after_a_call_only_where_the_heap_has_no_psram():
@@ -214,7 +261,7 @@ def test_llm_add_moving_a_profile_to_another_host_drops_its_key_and_says_so():
         assert "profile lk changed" in out and "key sk-o" in out and "dropped" not in out  # same host: kept
         said = typed("llm_add lk openai http://another-host/v1 m").split("\n")[0]
         assert said == "profile lk changed: openai http://another-host/v1 m, key none, free (on the LAN; llm_price " \
-                       "to count it); key dropped: the host changed", said
+                       "to count it), window 4096 tokens (default); key dropped: the host changed", said
         assert profiles.find(app.config, "lk").key == "" and not app.config.is_set("llm_profiles", "k1")
         out = typed("llm_add lk openai http://third-host/v1 m " + LAN_KEY)  # a key given with the move: kept
         assert "dropped" not in out and profiles.find(app.config, "lk").key == LAN_KEY

@@ -10,6 +10,7 @@ _MEMORY_PROMPT_MAX = const(16384)
 _DAILY_DAYS = const(2)  # today and yesterday
 _DAILY_PROMPT_MAX = const(4096)
 _DAY_S = const(86400)
+_DAILY = "Daily notes "
 
 _INTRO = (
     "You are Mimi, a personal assistant running as firmware on an ESP32-S3 microcontroller. "
@@ -60,18 +61,22 @@ class Context:
         now = platform.unix_time() if now is None else now
         return [platform.utc_date(now - day * _DAY_S) for day in range(_DAILY_DAYS)]
 
-    def sections(self, now=None, guest=False):
+    def sections(self, now=None, guest=False, left_out=()):
         """The system prompt's parts in a fixed order, built in RAM; they depend only on the files and
-        the date. guest: a turn that is not the owner's own (SOUL and the skills only)."""
+        the date. guest: a turn that is not the owner's own (SOUL and the skills only); left_out: the titles a
+        small model's window has no room for (Fitting)."""
         from mimi.storage import files
 
         parts = [_preamble(guest) + _section("SOUL", files.read_text(self.flash.soul_path, _SOUL_MAX))]
         if not guest:
-            parts.append(_section("USER", files.read_text(self.flash.user_path, _USER_MAX)))
-            parts.append(_section("MEMORY", self.memory.read(_MEMORY_PROMPT_MAX)))
+            if "USER" not in left_out:
+                parts.append(_section("USER", files.read_text(self.flash.user_path, _USER_MAX)))
+            if "MEMORY" not in left_out:
+                parts.append(_section("MEMORY", self.memory.read(_MEMORY_PROMPT_MAX)))
             for date, text in self.memory.recent_daily(self._dates(now), _DAILY_PROMPT_MAX):
-                parts.append(_section("Daily notes " + date, text))
-        listed = skills.summary(self.flash)
+                if _DAILY + date not in left_out:
+                    parts.append(_section(_DAILY + date, text))
+        listed = skills.summary(self.flash) if "Skills" not in left_out else None
         if listed:
             parts.append(_section("Skills", _SKILLS_INTRO + listed))
         return [part for part in parts if part]
@@ -118,13 +123,31 @@ class Context:
             yield "USER", file_slices(flash.user_path, _USER_MAX)
             yield "MEMORY", file_slices(flash.memory_path, _MEMORY_PROMPT_MAX)
             for date in dates:
-                yield "Daily notes " + date, file_slices(flash.daily_path(date), _DAILY_PROMPT_MAX)
+                yield _DAILY + date, file_slices(flash.daily_path(date), _DAILY_PROMPT_MAX)
         yield "Skills", _skills_slices(flash)
 
     def user_turn(self, text, channel, now=None):
         """The newest user message: the time lives here, never in the system prompt."""
         stamp = "[context] {} via {}".format(platform.utc_stamp(now), channel)
         return {"role": "user", "content": [{"type": "text", "text": stamp}, {"type": "text", "text": text}]}
+
+
+class Fitting:
+    """One turn's system prompt as a small model's window trims it (llm/window.py): parts() names what may go, in
+    the order it goes; blocks(left_out) is the prompt without them, built in RAM (what is left fits a small
+    window)."""
+
+    def __init__(self, context, now, guest):
+        self.context, self.now, self.guest = context, now, guest
+
+    def parts(self):
+        from mimi.llm.window import TOOLS
+
+        days = [] if self.guest else [_DAILY + date for date in reversed(self.context._dates(self.now))]
+        return days + ["Skills", TOOLS] + ([] if self.guest else ["MEMORY", "USER"])  # the oldest day first
+
+    def blocks(self, left_out):
+        return _blocks(self.context.sections(self.now, self.guest, left_out))
 
 
 def _preamble(guest):

@@ -2,6 +2,7 @@
 import asyncio
 
 from mimi import heap, platform
+from mimi.agent.context import Fitting
 from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.llm.errors import ModelError
@@ -131,21 +132,25 @@ class Agent:
             except Exception as exc:
                 platform.log("agent: after-turn step failed: {}".format(exc))
 
-    def tools(self, server=True):
-        """The request's tools: the registry's, with Claude's own web tools as the search mode says (server
-        False: for a model without them, llm/claude_tools.py)."""
-        device = self.registry.definitions() if self.registry is not None and self.registry.tools else None
-        config = self.config
+    def tools(self, server=True, found=(), model=None):
+        """The request's tools: the registry's core tools and those find_tools found this turn (tools/finder.py),
+        with Claude's own web tools as the search mode says (server False: for a model without them,
+        llm/claude_tools.py); for a Claude model that takes the tool search tool, every tool, the others deferred."""
+        registry, config = self.registry, self.config
+        has = registry is not None and registry.tools
         if config is None:
-            return device
+            return registry.offered(found) if has else None
         from mimi.llm import claude_tools
 
+        defer = bool(server and claude_tools.searches_tools(model))
+        device = (registry.definitions() if defer else registry.offered(found)) if has else None
         left = True
         for gate in self.gates:  # the budget says when today's server searches are used up
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        return claude_tools.definitions(config, device, left, server, self._tools[server])
+        kept = self._tools[server] if defer or not found else None  # the same list again while it can be
+        return claude_tools.definitions(config, device, left, server, kept, defer)
 
     def _save(self, session, message, reply, now):
         if not session:
@@ -179,6 +184,7 @@ class Exchange:
         self.turn = None  # who the tools run for (tools/turn.py), made at the first tool call
         self.route = Route(job_of(message.meta))  # which model profile answers (llm/models.py)
         self.note = None  # "answered by <profile> (...)", when not the chain's first
+        self.fitting = None  # the system prompt as a small window trims it (agent/context.py Fitting)
 
     async def on_delta(self, text):
         if self.fresh_round:
@@ -206,7 +212,14 @@ class Exchange:
 
             attachments.attach(turn, _media(message))
         messages.append(turn)
-        return messages, agent.context.system_blocks(self.now, not _owners_own(agent.config, message)), agent.tools
+        guest = not _owners_own(agent.config, message)
+        self.fitting = Fitting(agent.context, self.now, guest)  # what a small model's window may leave out
+        return messages, agent.context.system_blocks(self.now, guest), self.tools
+
+    def tools(self, server=True, model=None):
+        """The turn's tools for a call to that model (Agent.tools): the core ones, and those find_tools found so
+        far."""
+        return self.agent.tools(server, self.turn.found if self.turn is not None else (), model)
 
     async def converse(self):
         """The model's rounds until it stops asking for tools (at most _MAX_TOOL_ROUNDS, then one without)."""
@@ -229,7 +242,8 @@ class Exchange:
             self.route.shown = self.shown
             result = await agent.models.stream(
                 system, messages, tools=tools, on_delta=self.on_delta if self.streaming else None,
-                tool_choice="none" if last else None, model=model, on_tool=self.on_tool, route=self.route)
+                tool_choice="none" if last else None, model=model, on_tool=self.on_tool, route=self.route,
+                fitting=self.fitting)
             agent.spent(message, result)
             self._noted()
             self.stop_reason, self.profile = result.stop_reason, getattr(result, "profile", None)

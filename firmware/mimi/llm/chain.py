@@ -3,15 +3,21 @@
 # chain is not claude alone (llm/models.py).
 from mimi.llm import profiles
 from mimi.llm.errors import ModelError
-from mimi.platform import log
+from mimi.platform import const, log, ticks_diff, ticks_ms
 
 _NOTE = "\n\n\u2014 answered by {} ({})"
 # Failures after which the next profile may answer: the profile cannot answer now, whatever was asked (a request
 # the API refused, 400 or 413, would be refused by the next one too).
-_UNREACHABLE = ("network", "tls", "cut", "bad_stream", "no_api_key")
+_UNREACHABLE = ("network", "tls", "cut", "bad_stream", "no_api_key", "window")
 _FAILOVER_STATUSES = (401, 403, 404, 408, 409, 429)
 _FAILOVER_KINDS = ("overloaded_error", "api_error", "rate_limit_error", "authentication_error", "permission_error",
-                   "not_found_error")
+                   "not_found_error", "cannot_answer", "exceed_context_size_error")
+# The breaker: a profile that could not answer (unreachable, refused, failing) is skipped by later calls for a rest
+# that doubles while it keeps failing, unless it is the chain's last; a call it answers, or a change of its key, URL
+# or model, ends the rest.
+_REST_FIRST_S = const(60)
+_REST_MOST_S = const(900)
+_NO_REST = ("no_api_key", "window")  # found at once, no call made: nothing to spare
 
 
 def fails_over(exc):
@@ -42,7 +48,7 @@ def skipped(route):
 
 
 async def stream(models, route, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
-                 on_tool=None, max_tokens=None):
+                 on_tool=None, max_tokens=None, fitting=None):
     """Models.stream() along the chain of the route's job, from the profile that answered the turn so far."""
     config = models.config
     chain = profiles.chain(config, route.job)
@@ -64,21 +70,27 @@ async def stream(models, route, system, messages, *, tools=None, on_delta=None, 
             if last:
                 raise ModelError("budget", "The day's token budget is spent and no free profile could answer.")
             continue
+        left = resting(models, profile)
+        if left and not last and not route.shown:  # once text was shown, only the profile that showed it answers
+            route.skipped.append((profile.name, "resting {} s more: {}".format(left, models.rests[profile.name][3])))
+            continue
         try:
             result = await _call(models, profile, system, messages, tools=tools,
                                  on_delta=delta if on_delta else None, tool_choice=tool_choice, model=model,
-                                 on_tool=on_tool, max_tokens=max_tokens, fail_fast=not last)
+                                 on_tool=on_tool, max_tokens=max_tokens, fail_fast=not last, fitting=fitting)
         except ModelError as exc:
             if last or shown[0] or route.shown or not fails_over(exc):
                 if route.skipped:
                     exc.message += " ({})".format(skipped(route))
                 raise
             why = _why(exc)
+            _rest(models, profile, exc, why)
             route.skipped.append((profile.name, why))
             log("llm: {} {} ({}); asking {}".format(profile.name, why, exc.message, chain[i + 1].name))
             if key_refused(exc):
                 _tell_once(models, profile.name, exc.message)
             continue
+        models.rests.pop(profile.name, None)
         result.profile = profile.name
         route.profile = profile
         models.answered = (profile.name, result.model or profile.model, list(route.skipped))
@@ -88,9 +100,15 @@ async def stream(models, route, system, messages, *, tools=None, on_delta=None, 
 
 
 async def _call(models, profile, system, messages, *, tools, on_delta, tool_choice, model, on_tool, max_tokens,
-                fail_fast):
+                fail_fast, fitting):
+    from mimi.llm import window
+
     own = profile.anthropic_own
-    listed = tools(own) if callable(tools) else tools
+    asked = (model or models.config.get("llm_config", "model")) if profile.slot is None else profile.model
+    listed = tools(own, asked) if callable(tools) else tools
+    system, messages, listed, max_tokens = window.fit(
+        window.of(models.config, profile), profile.name, system, messages, listed,
+        max_tokens or models.config.get("llm_config", "max_tokens"), fitting)
     if profile.wire == profiles.OPENAI:
         client = models.openai
         if client is None:
@@ -108,6 +126,32 @@ async def _call(models, profile, system, messages, *, tools, on_delta, tool_choi
                                         fail_fast=fail_fast)
 
 
+def _signature(profile):
+    return hash(profile.key or "") ^ hash(profile.url) ^ hash(profile.model)
+
+
+def resting(models, profile):
+    """Seconds the profile still rests (the breaker), or 0."""
+    rest = models.rests.get(profile.name)
+    if rest is None:
+        return 0
+    elapsed = ticks_diff(ticks_ms(), rest[0])
+    left = rest[1] - elapsed // 1000
+    if elapsed < 0 or left <= 0 or rest[2] != _signature(profile):  # (a tick counter wrapped: days later)
+        return 0
+    return left
+
+
+def _rest(models, profile, exc, why):
+    if exc.kind in _NO_REST:
+        return
+    old = models.rests.get(profile.name)
+    rest = min(old[1] * 2, _REST_MOST_S) if old is not None and old[2] == _signature(profile) else _REST_FIRST_S
+    rest = max(rest, min(exc.retry_after or 0, _REST_MOST_S))
+    models.rests[profile.name] = (ticks_ms(), rest, _signature(profile), why)
+    log("llm: {} rests {} s (later calls ask the next profile first)".format(profile.name, rest))
+
+
 def _tell_once(models, name, message):
     if name in models.told or models.tell is None:
         return
@@ -123,6 +167,12 @@ def _why(exc):
     status = exc.status or 0
     if exc.kind == "no_api_key":
         return "has no key"
+    if exc.kind == "window":
+        return "has too small a window"
+    if exc.kind == "exceed_context_size_error":
+        return "refused a request over its window"
+    if exc.kind == "cannot_answer":
+        return "cannot answer"
     if key_refused(exc):
         return "refused its key"
     if status == 404 or exc.kind == "not_found_error":

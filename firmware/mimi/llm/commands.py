@@ -1,5 +1,5 @@
-# The model profiles' console commands (llm_add, llm_key, llm_list, llm_remove, llm_use, llm_for, llm_price,
-# llm_note, budget_fallback), imported when one is typed.
+# The model profiles' console commands (llm_add, llm_key, llm_ctx, llm_list, llm_remove, llm_use, llm_for,
+# llm_price, llm_note, budget_fallback), imported when one is typed.
 from mimi import platform
 from mimi.settings import KEY_DROPPED
 from mimi.llm import profiles
@@ -7,6 +7,7 @@ from mimi.llm.profiles import CLAUDE, DEFAULT, JOBS, NS
 
 _NS = "llm_config"
 _HELP = "README: Models"
+_WINDOW_MOST = 2000000
 
 
 def _say(text):
@@ -59,7 +60,8 @@ async def add(app, name, wire, url, model, key=None):
         slot = _free_slot(config)
         if slot is None:
             raise ValueError("all {} profile places are taken; llm_remove one first".format(profiles.SLOTS))
-        config.unset(NS, "k{}".format(slot))  # a removed profile's key never carries over
+        config.unset(NS, "k{}".format(slot))  # a removed profile's key and window never carry over
+        config.unset(NS, "c{}".format(slot))
     dropped = config.set(NS, "p{}".format(slot), line)  # a URL on another host drops the key (settings/)
     if key:
         config.set(NS, "k{}".format(slot), key)
@@ -103,6 +105,38 @@ async def key(app, name, value):
         _say("profile {}: key {} (saved; in effect now)".format(name, _masked(config.get(ns, field))))
 
 
+async def ctx(app, name, value):
+    """llm_ctx: a profile's context window in tokens (default: its kind's, llm/window.py)."""
+    from mimi.llm import window
+
+    config = app.config
+    name = profiles.check_name(name)
+    if name == CLAUDE:
+        ns, field = _NS, "ctx"
+    else:
+        slot = _slot_of(config, name)
+        if slot is None:
+            raise ValueError(_unknown(config, name))
+        ns, field = NS, "c{}".format(slot)
+    if value.lower() == DEFAULT:
+        config.unset(ns, field)
+    else:
+        tokens = int(value) if value.isdigit() else 0
+        if not window.WINDOW_LEAST <= tokens <= _WINDOW_MOST:
+            raise ValueError("a window is {} to {} tokens, or default".format(window.WINDOW_LEAST, _WINDOW_MOST))
+        config.set(ns, field, tokens)
+    _say("profile {}: {} (saved; in effect now)".format(name, _window_text(profiles.find(config, name))))
+
+
+def _window_text(profile):
+    from mimi.llm import window
+
+    size = window.of(profile.config, profile)
+    given = profile.config.get(_NS, "ctx") if profile.slot is None else profile.config.get(NS, "c{}".format(
+        profile.slot))
+    return "window {} tokens{}".format(size, "" if given else " (default)")
+
+
 async def remove(app, name):
     """llm_remove: a profile and its key; the chain and the jobs forget it."""
     config = app.config
@@ -114,6 +148,7 @@ async def remove(app, name):
         raise ValueError(_unknown(config, name))
     config.unset(NS, "p{}".format(slot))
     config.unset(NS, "k{}".format(slot))
+    config.unset(NS, "c{}".format(slot))
     chain = [n for n in config.get(_NS, "chain").split(",") if n != name]
     if chain != config.get(_NS, "chain").split(","):
         config.set(_NS, "chain", ",".join(chain) or CLAUDE)
@@ -215,8 +250,9 @@ def answered_text(answered):
 
 def _describe(profile):
     key = profile.key
-    return "{} {} {}, key {}, {}".format(profile.wire, profile.url, profile.model,
-                                         _masked(key) if key else "none", _price_text(profile))
+    return "{} {} {}, key {}, {}, {}".format(profile.wire, profile.url, profile.model,
+                                             _masked(key) if key else "none", _price_text(profile),
+                                             _window_text(profile))
 
 
 def _price_text(profile):

@@ -6,6 +6,11 @@ from mimi.platform import const
 from mimi.safety.masking import outside
 
 _MESSAGE_MAX = const(200)
+# A 400 that means the profile cannot answer, whatever is asked (a LiteLLM proxy's way to refuse a key or a model):
+# the chain's next profile answers (llm/chain.py).
+_CANNOT = ("No connected db", "Invalid model name", "Authentication Error", "invalid api key")
+CANNOT_ANSWER = "cannot_answer"
+WINDOW_REFUSED = "exceed_context_size_error"  # llama.cpp's server: the prompt is over its window
 
 
 def _api_detail(raw, secrets):
@@ -54,6 +59,11 @@ def _profile(status, kind, detail, model, name):
         return "Model profile {} is rate limiting this key (429): {}".format(name, detail or "try again in a minute")
     if status == 529 or kind == "overloaded_error":
         return "Model profile {} is overloaded right now (529). Please try again shortly.".format(name)
+    if kind == WINDOW_REFUSED:
+        return "The request was over model profile {0}'s window (400: {1}). Give the profile the server's own " \
+            "window: llm_ctx {0} <tokens>".format(name, detail)
+    if kind == CANNOT_ANSWER:
+        return "Model profile {} cannot answer (400): {}".format(name, detail.split("\n", 1)[0])
     if status == 400 or kind == "invalid_request_error":
         return "Model profile {} rejected the request (400): {}".format(name, detail)
     if kind == "api_error" or (status and status >= 500):
@@ -72,6 +82,8 @@ def answer(status, headers, raw, model, profile=None, secrets=()):
     """(kind, message, retryable, status, retry_after) of an HTTP error answer; secrets: what its text must not
     show (Models.secrets)."""
     kind, detail = _api_detail(raw, secrets)
+    if status == 400 and profile and _cannot(detail):
+        kind = CANNOT_ANSWER
     retry_after = None
     if "retry-after" in headers:
         try:
@@ -81,6 +93,14 @@ def answer(status, headers, raw, model, profile=None, secrets=()):
     retryable = status in (408, 409, 429, 529) or status >= 500
     return kind or "http_{}".format(status), _explain(status, kind, detail, model, profile), retryable, status, \
         retry_after
+
+
+def _cannot(detail):
+    lowered = detail.lower()
+    for words in _CANNOT:
+        if words.lower() in lowered:
+            return True
+    return False
 
 
 def stream_error(kind, detail, profile=None, secrets=()):

@@ -45,6 +45,7 @@ class Models:
         self.tokens_field = {}  # openai profile name -> the max tokens field its server takes, once it refused one
         self.told = []  # profiles whose refused key the owner was told of
         self.mcp_servers = None  # Claude's MCP connector: the remote servers (mcp/client_service.py)
+        self.rests = {}  # profile name -> (since ms, rest s, signature, why): the breaker (llm/chain.py)
 
     def secrets(self):
         """What a provider's error must never show (asked only when a call failed): every secret setting that is
@@ -74,10 +75,12 @@ class Models:
         return chain.has_free(self.config, job)
 
     async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
-                     on_tool=None, max_tokens=None, route=None):
+                     on_tool=None, max_tokens=None, route=None, fitting=None):
         """One reply, from the first profile of the route's chain that can give it (its result's .profile names
-        it). tools: a list, or tools(server) giving the list, Claude's own tools included when server is True.
-        Raises ModelError (the last profile's, naming why the ones before it could not)."""
+        it). tools: a list, or tools(server, model) giving the list for a call to that model, Claude's own tools
+        included when server is True.
+        Each profile's request fits its window (llm/window.py; fitting: the turn's system prompt, which a small
+        window trims). Raises ModelError (the last profile's, naming why the ones before it could not)."""
         route = route or Route()
         with heap.scope("call"):
             if not self.plain(route.job):
@@ -85,10 +88,16 @@ class Models:
 
                 return await chain.stream(self, route, system, messages, tools=tools, on_delta=on_delta,
                                           tool_choice=tool_choice, model=model, on_tool=on_tool,
-                                          max_tokens=max_tokens)
-            result = await self.claude().stream(system, messages, tools=tools(True) if callable(tools) else tools,
-                                                on_delta=on_delta, tool_choice=tool_choice, model=model,
-                                                on_tool=on_tool, max_tokens=max_tokens)
+                                          max_tokens=max_tokens, fitting=fitting)
+            from mimi.llm import window
+
+            system, messages, tools, max_tokens = window.fit(
+                window.of(self.config), "claude", system, messages,
+                tools(True, model or self.config.get("llm_config", "model")) if callable(tools) else tools,
+                max_tokens or self.config.get("llm_config", "max_tokens"), fitting)
+            result = await self.claude().stream(system, messages, tools=tools, on_delta=on_delta,
+                                                tool_choice=tool_choice, model=model, on_tool=on_tool,
+                                                max_tokens=max_tokens)
             result.profile = "claude"
             self.answered = ("claude", result.model or model or self.config.get("llm_config", "model"), ())
             return result

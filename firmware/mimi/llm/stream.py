@@ -12,7 +12,7 @@ TOOL_INPUT_MAX = const(16 * 1024)
 SERVER_BLOCKS_MAX = const(16)
 _CITATIONS_MAX = const(16)
 # Result blocks of server tools, sent back as they came; the streamed server_tool_use input like tool_use.
-SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
+SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result", "tool_search_tool_result")
 # usage.server_tool_use counters, kept flat in `usage` beside the token counts.
 SERVER_USAGE_KEYS = ("web_search_requests", "web_fetch_requests")
 # A text block's small deltas are joined into one piece once this many of them, or this many characters,

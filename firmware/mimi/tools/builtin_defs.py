@@ -53,6 +53,8 @@ DEFS = (
      b'{"name": "watch_remove", "description": "Delete a watcher by name.", "input_schema": {"type": "object", "properties": {"name": {"type": "string", "description": "the watcher\'s name (see watch_list)"}}, "required": ["name"]}}'
     b'\nkeep_file\tmimi.tools.media_tools\toperator\t0\tautonomous\t'
      b'{"name": "keep_file", "description": "Keep the photo or file the user sent in this message on the device\'s flash (under files/), when they ask you to keep, save or store it. Without this it is deleted after your reply.", "input_schema": {"type": "object", "properties": {"name": {"type": "string", "description": "file name to keep it as, e.g. receipt.jpg"}}, "required": []}}'
+    b'\nfind_tools\tmimi.tools.finder\tobserver\t0\tautonomous\t'
+     b'{"name": "find_tools", "description": "Find more tools: you are given only a few, and the board has more (schedules and reminders, GPIO pins, files, watchers and rules, the web and weather, messages to other chats, the board\'s state, photos, the owner\'s own and MCP tools). Describe the task in a few words; the matching tools are added for the rest of this turn, ready to call.", "input_schema": {"type": "object", "properties": {"query": {"type": "string", "description": "what the tool should do, e.g. \'remind me later\'"}}, "required": ["query"]}}'
     b"\n"
 )
 # The data file holding the definitions in the .mpy files form (tools/bundle.py writes that form of this module,

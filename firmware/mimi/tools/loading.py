@@ -21,6 +21,7 @@ BUILTINS = (
     "mimi.tools.send_message",
     "mimi.tools.watch_tools",
     "mimi.tools.media_tools",
+    "mimi.tools.finder",
 )
 # Every built-in's definitions are data from boot (builtin_defs.py, made by tools/tool_defs.py) and its code
 # is imported at its first call: a board that never uses a tool never spends the heap (BENCHMARKS.md).

@@ -9,6 +9,9 @@ from mimi.jsontext import Streamed
 from mimi.tools.lazy_tool import LazyTool
 
 _TOOL_TIMEOUT_S = const(30)
+# The core tools every request offers (docs/models.md), find_tools first: it finds the others (tools/finder.py).
+FIND_TOOLS = "find_tools"
+CORE = (FIND_TOOLS, "read_file", "recall", "remember")
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
 
 _JSON_TYPES = {
@@ -67,6 +70,7 @@ class Registry:
         self._set_up = []  # modules whose setup(app) ran this boot: once, however often their code is loaded
         self.warnings = []
         self._definitions = None
+        self._core = None  # the core tools' definitions (tools/finder.py CORE), kept as _definitions is
         # [safety] objects with before(name, data, tool, turn) -> refusal|None, optional admit(...) (the same,
         # once the approvers let the call through) and after(name, data, text, is_error, took_ms, turn)
         self.guards = []
@@ -87,14 +91,14 @@ class Registry:
             self._warn("tools: skipping {} ({}): {}".format(getattr(tool, "name", "?"), origin, problem))
             return False
         self.tools[tool.name] = tool
-        self._definitions = None
+        self._definitions = self._core = None
         return True
 
     def remove(self, name):
         """Take a tool out (an MCP server's tool that is gone); False when there was none."""
         if self.tools.pop(name, None) is None:
             return False
-        self._definitions = None
+        self._definitions = self._core = None
         return True
 
     def _warn(self, text):
@@ -135,6 +139,15 @@ class Registry:
         if self._definitions is None:
             self._definitions = [_definition(self.tools[name]) for name in sorted(self.tools)]
         return self._definitions
+
+    def offered(self, found=()):
+        """The definitions a request offers: the core tools and find_tools (tools/finder.py CORE), and the tools
+        find_tools found this turn; the same list while nothing was found, as definitions() keeps its own."""
+        if found:
+            return [d for d in self.definitions() if _name_of(d) in CORE or _name_of(d) in found]
+        if self._core is None:
+            self._core = [d for d in self.definitions() if _name_of(d) in CORE]
+        return self._core
 
     async def execute(self, name, data, turn):
         """Run one tool for a turn (tools/turn.py: the chat it answers in and the role it acts with), whoever asks
@@ -234,6 +247,10 @@ def bound_tools(module, app, set_up=True):
     if tools is None:
         return (module,)
     return [tool(app) if isinstance(tool, type) else tool for tool in tools]
+
+
+def _name_of(definition):
+    return definition["name"] if isinstance(definition, dict) else definition.name
 
 
 def _definition(tool):

@@ -16,6 +16,7 @@ class Turn:
         self.role = role
         self.asker = requesting_chat(channel, self.chat_id)  # (channel, chat_id) a system turn answers in
         self.profile = None  # the model profile that asked for the calls (llm/models.py), for the audit log
+        self.found = []  # the tools find_tools found (tools/finder.py): offered for the rest of the turn
 
     @property
     def watcher(self):

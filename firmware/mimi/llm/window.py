@@ -1,0 +1,129 @@
+# A request made to fit its profile's context window (llm_ctx): the reply keeps its room, then the prompt is
+# trimmed in one fixed order, so no server ever cuts it (Ollama keeps its end, the instructions lost) or refuses it
+# (llama.cpp's server answers 400). Tokens are estimated, never counted: 4 bytes of the request's JSON a token, a
+# photo 1,600, and an eighth of the window kept free for a tokenizer that counts more. Loaded for a model call.
+from mimi.llm.errors import ModelError
+from mimi.platform import const
+
+CLAUDE_WINDOW = const(200000)  # an anthropic profile's, unless llm_ctx says otherwise
+LAN_WINDOW = const(4096)  # an openai profile on the LAN (Ollama, llama.cpp's server, LM Studio): a small model's
+CLOUD_WINDOW = const(128000)  # an openai profile elsewhere (OpenAI, OpenRouter, Groq, DeepSeek...)
+WINDOW_LEAST = const(1024)  # llm_ctx's least
+_BYTES_PER_TOKEN = const(4)
+_IMAGE_TOKENS = const(1600)  # a photo as a model counts it (about a 1,568-pixel side)
+_MESSAGE_TOKENS = const(8)  # a message's framing in a chat template
+_REQUEST_TOKENS = const(24)  # the request's own framing
+_REPLY_SHARE = const(4)  # the reply keeps at least a quarter of the window (max_tokens, when less)
+_MARGIN_SHARE = const(8)  # an eighth of the window left free
+TOOLS = "tools"  # the core tools' place in the order: after the skills, before MEMORY
+
+
+def of(config, profile=None):
+    """The window of a profile (None: claude), in tokens: llm_ctx's, else its kind's default."""
+    if profile is None or profile.slot is None:
+        given = config.get("llm_config", "ctx")
+    else:
+        given = config.get("llm_profiles", "c{}".format(profile.slot))
+    if given:
+        return given
+    if profile is None or profile.wire == "anthropic":
+        return CLAUDE_WINDOW
+    from mimi.llm.profiles import on_lan
+
+    return LAN_WINDOW if on_lan(profile.url) else CLOUD_WINDOW
+
+
+def tokens(system, messages, tools):
+    """The estimated prompt tokens of a request."""
+    count = _REQUEST_TOKENS + _size(system) // _BYTES_PER_TOKEN + _MESSAGE_TOKENS
+    for message in messages:
+        records = getattr(message, "records", None)  # a session's history (storage/history_pieces.py)
+        count += _MESSAGE_TOKENS * (len(records) if records is not None else 1)
+        count += _images(message) * _IMAGE_TOKENS + _size(message) // _BYTES_PER_TOKEN
+    for tool in tools or ():
+        count += _size(tool) // _BYTES_PER_TOKEN
+    return count
+
+
+def fit(window, who, system, messages, tools, max_tokens, fitting=None):
+    """(system, messages, tools, max_tokens) within `window` tokens: the reply's room kept (a quarter of the window
+    at least, or max_tokens when less), the prompt trimmed in order: the oldest history messages first, then the
+    daily notes (oldest first) and the skills list (fitting: the turn's system prompt, agent/context.py), then the
+    core tools but find_tools (tools/finder.py: what it found stays), then MEMORY and USER; never SOUL, the message
+    or this turn's rounds. max_tokens is what the window leaves, max_tokens at most. who: the profile's name, for
+    the error.
+    ModelError ("window") when even the least prompt cannot fit."""
+    usable = window - window // _MARGIN_SHARE
+    budget = usable - min(max_tokens, window // _REPLY_SHARE)
+    used = tokens(system, messages, tools)
+    if used > budget:
+        system, messages, tools, used = _trimmed(budget, used, system, messages, tools, fitting)
+    if used > budget:
+        raise ModelError("window", "This does not fit model profile {}'s window of {} tokens: even without history, "
+                         "memory and tools it needs about {} tokens, {} with the reply's room. Send a shorter "
+                         "message, or give the profile the server's own window: llm_ctx {} <tokens>."
+                         .format(who, window, used, used + window - usable + min(max_tokens, window // _REPLY_SHARE),
+                                 who))
+    return system, messages, tools, min(max_tokens, usable - used)
+
+
+def _trimmed(budget, used, system, messages, tools, fitting):
+    history = messages[0] if messages and hasattr(messages[0], "records") else None
+    if history is not None:
+        room = budget - tokens(system, messages[1:], tools)
+        kept = history.newest_within(room * _BYTES_PER_TOKEN, _MESSAGE_TOKENS * _BYTES_PER_TOKEN)
+        messages = ([kept] if kept is not None else []) + messages[1:]
+        used = tokens(system, messages, tools)
+    if used <= budget or fitting is None and not tools:
+        return system, messages, tools, used
+    left_out = []
+    for name in fitting.parts() if fitting is not None else (TOOLS,):
+        if used <= budget:
+            break
+        if name == TOOLS:
+            from mimi.tools.registry import CORE, FIND_TOOLS
+
+            tools = [tool for tool in tools or () if _name(tool) == FIND_TOOLS or _name(tool) not in CORE] or None
+        else:
+            left_out.append(name)
+            system = fitting.blocks(left_out)
+        used = tokens(system, messages, tools)
+    return system, messages, tools, used
+
+
+def _name(tool):
+    return tool.get("name") if isinstance(tool, dict) else tool.name
+
+
+def _images(value):
+    if isinstance(value, dict):
+        if value.get("type") == "image":
+            return 1
+        value = value.get("content")
+    if isinstance(value, list):
+        return sum(_images(item) for item in value)
+    return 0
+
+
+def _size(value):
+    """Bytes of a value's JSON, near enough: a photo counts nothing here (_IMAGE_TOKENS), a Streamed part its len()."""
+    if value is None:
+        return 4
+    if isinstance(value, (str, bytes)):
+        return len(value) + 2
+    if isinstance(value, dict):
+        if value.get("type") == "image":
+            return 0
+        size = 2
+        for key in value:
+            size += len(key) + 4 + _size(value[key])
+        return size
+    if isinstance(value, (list, tuple)):
+        size = 2
+        for item in value:
+            size += _size(item) + 2
+        return size
+    try:
+        return len(value)  # a Streamed part (prompt file, history, a tool's definition), a reply's Text
+    except TypeError:
+        return 8  # a number, True
