@@ -27,6 +27,8 @@ GOALS = {
                          "only, roomy and small-board mode, per MicroPython binary (issue 25)",
     "idle_tls": "report: the idle heap after that chat, Telegram's long poll open over TLS (issue 25)",
     "tls_cost": "report: the parsed CA certificates and one TLS session, per binary (issue 25)",
+    "prompt_tokens": "a plain turn at most 1,200 tokens on a 4,096-token profile with the default files; on Claude at "
+                     "most half of the uncached input before issue 44; the day at most half of its tokens (issue 44)",
     "wire_formats": "a turn on an openai profile within 1 ms (overhead, .mpy) and 2 KB (peak, ROMFS) of a Claude "
                     "turn (issue 31)",
 }
@@ -98,6 +100,12 @@ def verdicts(figures):
         judge("wire_formats", wire["overhead_ms"] is not None and wire["overhead_ms"] <= 1
               and wire["peak_kb"] is not None and wire["peak_kb"] <= 2,
               "openai - anthropic: overhead {} ms, peak {} KB".format(wire["overhead_ms"], wire["peak_kb"]))
+    tokens = figures.get("prompt_tokens")
+    if tokens:
+        from bench.prompts import goals
+
+        met, why = goals(tokens)
+        judge("prompt_tokens", met, why)
     judge("sse_parsing", None, "reported only")
     judge("mqtt_in_to_out", None, "reported only")
     judge("mcp_round_trip", None, "reported only")
@@ -125,6 +133,10 @@ def _rows(name, figure):
         from bench.tls import rows
 
         return rows(name, figure)
+    if name == "prompt_tokens":  # per wire format and kind of request, and the day
+        from bench.prompts import rows
+
+        return rows(figure)
     if name == "wire_formats":  # per wire format: overhead on the .mpy bundle, peak heap on ROMFS
         return [("{} (.mpy; ROMFS)".format(wire), "overhead {}; peak +{} KB above idle {} KB".format(
             _spread(figure[wire]["overhead_ms"], " ms"), _spread(figure[wire]["peak_kb"]),

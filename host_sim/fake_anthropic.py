@@ -173,6 +173,8 @@ class FakeAnthropic(BackgroundServer):
         if isinstance(reply, ErrorReply):
             return self._error(record, reply)
         usage = reply.billed(self._usage(body))
+        with self._lock:
+            record["usage"] = usage  # the input side as billed (benchmarks: bench/prompts.py)
         if body.get("stream"):
             return await self._stream(request, record, reply, body["model"], usage)
         return await self._whole(request, record, reply, body["model"], usage)

@@ -288,7 +288,7 @@ def test_claudes_mcp_connector_reaches_the_request_the_draft_and_keeps_only_the_
     assert first["body"]["mcp_servers"] == [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs",
                                              "authorization_token": TOKEN}]
     assert first["body"]["tools"][-1] == {"type": "mcp_toolset", "mcp_server_name": "docs"}
-    assert first["headers"]["anthropic-beta"] == "mcp-client-2025-11-20"
+    assert first["headers"]["anthropic-beta"] == "advanced-tool-use-2025-11-20,mcp-client-2025-11-20"
     assert any("using docs" in draft["shown"] for draft in tg.drafts(OWNER_ID))
     (final,) = tg.sent(OWNER_ID)
     assert "It came in 1.25." in final["shown"] and "using docs" not in final["shown"]

@@ -36,7 +36,7 @@ def test_a_search_turn_with_citations_and_a_pause_turn_continuation(bot, tg, fak
     assert ("web_search_20250305", "web_search") in _types(first)
     assert ("custom", "web_search") not in _types(first)
     assert [t for t in first["body"]["tools"] if t["name"] == "web_search"][0]["max_uses"] == 3
-    assert "anthropic-beta" not in first["headers"]
+    assert first["headers"]["anthropic-beta"] == "advanced-tool-use-2025-11-20"  # the tool search tool's, no other
     # pause_turn: the paused content goes back as it came, as the final assistant message
     sent_back = second["body"]["messages"][-1]
     assert sent_back["role"] == "assistant"
@@ -73,7 +73,7 @@ def test_search_modes_device_off_and_server_with_fetch(device, fake):
     assert "web_search" not in [t[1] for t in _types(two)] and ("custom", "web_fetch") in _types(two)
     assert ("web_search_20250305", "web_search") in _types(three)
     assert ("web_fetch_20250910", "web_fetch") in _types(three) and ("custom", "web_fetch") not in _types(three)
-    assert three["headers"]["anthropic-beta"] == "web-fetch-2025-09-10"
+    assert three["headers"]["anthropic-beta"] == "advanced-tool-use-2025-11-20,web-fetch-2025-09-10"
     assert ("custom", "web_search") in _types(four)  # auto with a key: the device's own tool again
     assert all(r["status"] == 200 for r in (one, two, three, four))
 

@@ -654,3 +654,52 @@ def test_replies_stream_raw_utf8_or_escaped_and_both_decode_to_the_same_text(fak
     status, _, escaped, _ = post(fake.url, request_body())
     assert status == 200 and escaped.isascii() and b"\\ud83c\\udf55" in escaped
     assert streamed_text(decoded(raw)) == streamed_text(decoded(escaped)) == said
+
+
+# ---- the tool search tool (issue 44) ----
+
+SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+SEARCH_BETA = {"anthropic-beta": "advanced-tool-use-2025-11-20"}
+
+
+def _tool(name, **extra):
+    return dict({"name": name, "description": "the {} tool. ".format(name) * 20, "input_schema": {"type": "object"}},
+                **extra)
+
+
+@pytest.mark.parametrize("tools,headers,words", [
+    ([_tool("a"), _tool("b", defer_loading=True)], SEARCH_BETA, "require a tool search tool"),
+    ([_tool("a"), dict(SEARCH_TOOL, defer_loading=True), _tool("b", defer_loading=True)], SEARCH_BETA,
+     "cannot have defer_loading"),
+    ([_tool("a"), SEARCH_TOOL, _tool("b", defer_loading=True)], None, "does not match any of the expected tags"),
+    ([_tool("a"), _tool("b", defer_loading=True)], None, "defer_loading: Extra inputs are not permitted"),
+    ([_tool("a"), SEARCH_TOOL, _tool("b", defer_loading="yes")], SEARCH_BETA, "valid boolean"),
+])
+def test_the_tool_search_tool_s_shape_is_checked_as_the_api_does(fake, tools, headers, words):
+    status, _, data, _ = post(fake.url, request_body(tools=tools), headers)
+    assert status == 400 and error_body(data)[0] == "invalid_request_error" and words in error_body(data)[1]
+    if headers is not None:
+        status, _, _, _ = post(fake.url, request_body(tools=tools))  # without the beta the tool itself is unknown
+        assert status == 400
+
+
+def test_deferred_tools_are_billed_once_a_search_found_them_and_the_search_is_replayed(fake):
+    tools = [_tool("a"), SEARCH_TOOL] + [_tool("t{}".format(i), defer_loading=True) for i in range(10)]
+    status, _, data, _ = post(fake.url, request_body(tools=tools), SEARCH_BETA)
+    deferred = decoded(data)[0][1]["message"]["usage"]["input_tokens"]
+    everything = usage_of(fake, tools=[_tool("a")] + [_tool("t{}".format(i)) for i in range(10)])["input_tokens"]
+    assert status == 200 and deferred * 4 < everything  # ten definitions sent, not billed
+    found = fake_anthropic_tool_search()
+    body = request_body(tools=tools)
+    body["messages"] += [{"role": "assistant", "content": found}, {"role": "user", "content": "and?"}]
+    status, _, data, _ = post(fake.url, body, SEARCH_BETA)
+    assert status == 200  # the search's blocks replayed as they came
+    billed = decoded(data)[0][1]["message"]["usage"]["input_tokens"]
+    assert billed > deferred + 100  # t3's definition entered the context
+
+
+def fake_anthropic_tool_search():
+    from host_sim.fake_anthropic import tool_search
+
+    reply = tool_search("the third", ["t3"])
+    return reply.blocks

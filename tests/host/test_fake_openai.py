@@ -176,3 +176,28 @@ def test_the_firmwares_request_passes_the_fakes_checks():
                    for piece in body.pieces())
     checked = check_body(raw, "openai")
     assert [m["role"] for m in checked["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+def test_llamacpp_refuses_a_prompt_over_its_window_as_the_sdk_sees_it():
+    with FakeOpenAI("llamacpp", window=600) as server:
+        said = [{"role": "system", "content": "You are Mimi."}, {"role": "user", "content": "word " * 400}]
+        with pytest.raises(openai.BadRequestError) as refused:
+            _final(server, said)
+        assert refused.value.status_code == 400
+        body = refused.value.body if "error" not in refused.value.body else refused.value.body["error"]
+        assert body["type"] == "exceed_context_size_error" and body["n_ctx"] == 600
+        assert body["n_prompt_tokens"] == server.requests[-1]["prompt_tokens"] > 500
+        assert "exceeds the available context size (600 tokens)" in body["message"]
+        assert _final(server, said[:1] + [{"role": "user", "content": "hi"}]).choices[0].message.content
+
+
+def test_ollama_silently_cuts_a_prompt_over_its_window_from_the_front():
+    with FakeOpenAI("ollama", window=300) as server:
+        said = [{"role": "system", "content": "You are Mimi. " * 20}, {"role": "user", "content": "old " * 300},
+                {"role": "assistant", "content": "ok"}, {"role": "user", "content": "the newest question"}]
+        done = _final(server, said)
+        assert done.choices[0].message.content == "You said: the newest question"  # no error at all
+        assert server.requests[-1]["lost"] == ["user"]  # the oldest message dropped; only the fake's record says so
+        said[1]["content"] = "old " * 2000
+        _final(server, said[:2] + [{"role": "user", "content": "again " * 400}])
+        assert "system" in server.requests[-1]["lost"]  # the instructions went: the model no longer knows them

@@ -149,7 +149,8 @@ class Agent:
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        kept = self._tools[server] if defer or not found else None  # the same list again while it can be
+        # The same list again while it can be; the deferred one is made for each call (its wrappers would be idle heap)
+        kept = self._tools[server] if not (defer or found) else None
         return claude_tools.definitions(config, device, left, server, kept, defer)
 
     def _save(self, session, message, reply, now):

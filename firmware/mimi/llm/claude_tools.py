@@ -73,7 +73,10 @@ class Deferred(Streamed):
 
     def __init__(self, tool):
         self.tool = tool
-        self.name = tool.name
+
+    @property
+    def name(self):
+        return self.tool.name
 
     def __len__(self):
         return len(self.tool) + len(_DEFER) - 1

@@ -11,7 +11,7 @@ from mimi.tools.lazy_tool import LazyTool
 _TOOL_TIMEOUT_S = const(30)
 # The core tools every request offers (docs/models.md), find_tools first: it finds the others (tools/finder.py).
 FIND_TOOLS = "find_tools"
-CORE = (FIND_TOOLS, "read_file", "recall", "remember")
+CORE = (FIND_TOOLS, "get_current_time", "read_file", "recall", "remember")
 RESULT_MAX = const(8192)  # characters of a tool result sent back to the model
 
 _JSON_TYPES = {
