@@ -18,7 +18,7 @@ LOCAL_KEY = "sk-or-v1-local" + "q" * 30 + "LOCALSECRET"
 MODEL = "qwen2.5:7b"
 
 
-# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 928K): the bot's code, or
+# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 960K): the bot's code, or
 # the web chat's server, loaded beside an openai profile's client (at 864K the web chat found no hole for a
 # block of its own once the client was loaded).
 _ROOMIER = ("test_a_photo_reaches_an_openai_profile_as_a_data_url",
@@ -214,13 +214,14 @@ def test_a_refused_key_is_told_once_and_a_long_429_is_not_waited_for(boot, fake,
     device.command("set_api_key " + API_KEY[:-4] + "XXXX")  # a key the API refuses
     lan.script(text("First."), text("Second."), text("Third."))
     assert "answered by local (claude refused its key)" in device.command("chat one", 60)
-    assert "answered by local (claude refused its key)" in device.command("chat two", 60)
+    out = device.command("chat two", 60)  # claude rests: not asked again while its key is the same
+    assert "answered by local (claude resting 60 s more: refused its key)" in out and len(fake.requests) == 1
     assert device.output.count("The chain's next profile answers meanwhile.") == 1  # the owner told once
     assert "notice: The Anthropic API key was refused (401)" in device.output
-    device.command("set_api_key " + API_KEY)
+    device.command("set_api_key " + API_KEY)  # a new key ends the rest
     fake.script(fake_anthropic.error(429, retry_after=45))
     out = device.command("chat three", 30)
-    assert "answered by local (claude rate limited)" in out and len(fake.requests) == 3  # no 45 s wait, no retry
+    assert "answered by local (claude rate limited)" in out and len(fake.requests) == 2  # no 45 s wait, no retry
 
 
 def test_llm_add_to_another_host_drops_the_profiles_key_says_so_and_sends_none_there(boot, lan):

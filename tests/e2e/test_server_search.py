@@ -69,7 +69,8 @@ def test_search_modes_device_off_and_server_with_fetch(device, fake):
     device.command("set_search auto")
     device.command("chat four")
     one, two, three, four = fake.wait_requests(4)
-    assert ("custom", "web_search") in _types(one) and not [t for t in _types(one) if t[0] != "custom"]
+    assert ("custom", "web_search") in _types(one)  # the device's own (deferred), and no server tool but the search's
+    assert [t for t in _types(one) if t[0] != "custom"] == [("tool_search_tool_bm25_20251119", "tool_search_tool_bm25")]
     assert "web_search" not in [t[1] for t in _types(two)] and ("custom", "web_fetch") in _types(two)
     assert ("web_search_20250305", "web_search") in _types(three)
     assert ("web_fetch_20250910", "web_fetch") in _types(three) and ("custom", "web_fetch") not in _types(three)

@@ -8,16 +8,22 @@ import pytest
 
 from host_sim import fake_anthropic
 from host_sim.fake_openai import FakeOpenAI, error, text, tool_calls
-from tests.e2e.conftest import API_KEY
-from tests.runtimes import RUNTIMES_WITH_ROMFS
+from tests.runtimes import RUNTIMES_WITH_ROMFS, RUNTIMES_WITH_ROMFS_TELEGRAM
 
 MODEL = "qwen2.5:3b"
 MEMORY = "# Memory\n\nLong-term notes about my owner, one per line.\n" + "".join(
     "- Fact {:03d}: the owner likes item number {} on Tuesdays.\n".format(i, i) for i in range(80))  # about 4 KB
 
 
+# Scenarios whose ROMFS form runs at the Telegram scenarios' heap (tests/runtimes.py, 960K), as test_models.py's
+# roomier ones: a tool turn that loads the cron service's code beside an openai profile's client.
+_ROOMIER = ("test_a_4096_token_server_answers_plain_and_tool_turns_within_its_window",)
+
+
 @pytest.fixture(params=sorted(RUNTIMES_WITH_ROMFS))
 def runtime(request):
+    if request.node.originalname in _ROOMIER:
+        return RUNTIMES_WITH_ROMFS_TELEGRAM[request.param]
     return RUNTIMES_WITH_ROMFS[request.param]
 
 
@@ -68,14 +74,14 @@ def _names(body):
 
 def test_a_4096_token_server_answers_plain_and_tool_turns_within_its_window(boot, llama, flash):
     device = _lan(boot(), llama)
-    assert _reply(device, "hello").endswith("hello")  # the default brain says what it heard
+    assert "\nhello" in _reply(device, "hello")  # the default brain says what it heard
     plain = llama.requests[-1]
     assert _names(plain["body"]) == ["find_tools", "get_current_time", "read_file", "recall", "remember"]
     assert "# SOUL" in plain["body"]["messages"][0]["content"]
     llama.script(tool_calls(("find_tools", {"query": "remind me in two hours"})),
                  tool_calls(("cron_add", {"schedule": "in", "seconds": 7200, "message": "Remind the owner to stretch"})),
                  text("I will remind you in two hours."))
-    assert _reply(device, "remind me to stretch in two hours") == "I will remind you in two hours."
+    assert _reply(device, "remind me to stretch in two hours").startswith("I will remind you in two hours.")
     found, ran, last = [r["body"] for r in llama.requests[-3:]]
     assert "cron_add" not in _names(found) and "cron_add" in _names(ran) and "cron_add" in _names(last)
     answer = ran["messages"][-1]
@@ -97,7 +103,7 @@ def test_4_kb_of_memory_and_a_long_chat_still_fit_the_oldest_history_going_first
     sent = [m for m in llama.requests[-1]["body"]["messages"] if m["role"] == "assistant"]
     assert 0 < len(sent) < 7 and sent[-1]["content"].startswith("Answer 6")  # the newest kept, the oldest gone
     llama.script(tool_calls(("recall", {"query": "Fact 042"})), text("Tuesdays, item 42."))
-    assert _reply(device, "what about fact 42?") == "Tuesdays, item 42."
+    assert _reply(device, "what about fact 42?").startswith("Tuesdays, item 42.")
     assert "item number 42" in llama.requests[-1]["body"]["messages"][-1]["content"]
     _within(llama, 4096)
 
@@ -155,7 +161,8 @@ def test_an_older_claude_model_finds_tools_with_find_tools(device, fake):
     fake.script(fake_anthropic.tool_use("find_tools", {"query": "the weather"}), fake_anthropic.text("Found it."))
     assert "Found it." in device.command("chat what tools for the weather?", 30)
     first, second = fake.wait_requests(2)
-    assert sorted(t["name"] for t in first["body"]["tools"]) == ["find_tools", "get_current_time", "read_file", "recall", "remember"]
+    device_tools = sorted(t["name"] for t in first["body"]["tools"] if "type" not in t)  # Claude's web search besides
+    assert device_tools == ["find_tools", "get_current_time", "read_file", "recall", "remember"]
     assert "get_weather" in [t["name"] for t in second["body"]["tools"]]
     assert "anthropic-beta" not in first["headers"]
 

@@ -34,7 +34,7 @@ def _sent(system):
 
 def _in_ram(ctx, now):
     """What the request carried before the prompt went to flash: the blocks built in RAM."""
-    return b"".join(value_pieces(context_module._blocks(ctx.sections(now))))
+    return b"".join(value_pieces(context_module.blocks(ctx.sections(now))))
 
 
 def test_kept_across_turns_and_session_writes_rebuilt_after_a_prompt_file_changes():
@@ -159,7 +159,7 @@ def test_a_turn_that_is_not_the_owners_gets_soul_and_skills_only_kept_in_a_file_
         for private in (b"Owner: Ada", b"4711", b"dentist", b"# Daily notes"):  # the owner's profile, memory, notes
             assert private in _sent(owners) and private not in sent, private
         assert b"You are not talking with your owner" in sent
-        assert sent == b"".join(value_pieces(context_module._blocks(ctx.sections(NOON, True))))  # as built in RAM
+        assert sent == b"".join(value_pieces(context_module.blocks(ctx.sections(NOON, True))))  # as built in RAM
         assert guests.path != owners.path and ctx.system_blocks(NOON, True) is guests  # each kept, apart
         assert ctx.system_blocks(NOON) is owners
         memory.append("Ada likes green tea", "2025-11-22")  # a memory file changed: both made again

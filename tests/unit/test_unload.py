@@ -126,7 +126,7 @@ class _Models:
         self.rounds = rounds
 
     async def stream(self, system, messages, *, tools=None, on_delta=None, tool_choice=None, model=None,
-                     on_tool=None, max_tokens=None, route=None):
+                     on_tool=None, max_tokens=None, route=None, fitting=None):
         return self.rounds.pop(0)
 
 

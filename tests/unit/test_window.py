@@ -4,7 +4,7 @@
 import esp32
 from support import raises, remove_tree, tempdir, write
 
-from mimi.agent.context import Context, Fitting
+from mimi.agent.context import Context
 from mimi.llm import profiles, window
 from mimi.llm.errors import ModelError
 from mimi.settings import Config
@@ -27,11 +27,14 @@ def test_a_profile_s_window_is_llm_ctx_s_or_its_kind_s_default():
     config.set("llm_profiles", "p1", "lan openai http://192.168.1.20:11434/v1 qwen2.5:3b")
     config.set("llm_profiles", "p2", "cloud openai https://openrouter.ai/api/v1 some/model")
     config.set("llm_profiles", "p3", "proxy anthropic https://llm.example.com m")
-    assert window.of(config) == 200000
-    assert [window.of(config, profiles.find(config, n)) for n in ("lan", "cloud", "proxy")] == [4096, 128000, 200000]
-    config.set("llm_profiles", "c1", 8192)
-    config.set("llm_config", "ctx", 100000)
-    assert window.of(config, profiles.find(config, "lan")) == 8192 and window.of(config) == 100000
+    assert profiles.claude(config).window == 200000
+    assert [profiles.find(config, n).window for n in ("lan", "cloud", "proxy")] == [4096, 128000, 200000]
+    config.set("llm_profiles", "p1", "lan openai http://192.168.1.20:11434/v1 qwen2.5:3b 8192 0/0")
+    assert config.get("llm_profiles", "p1") == "lan openai http://192.168.1.20:11434/v1 qwen2.5:3b 0/0 8192"
+    lan = profiles.find(config, "lan")
+    assert lan.window == 8192 and lan.price == (0, 0)  # kept in the profile's line, after its price
+    for bad in ("lan openai http://h/v1 m 512", "lan openai http://h/v1 m 8192 4096", "lan openai http://h/v1 m big"):
+        raises(ValueError, profiles.check_line, bad)
 
 
 class _Tool:
@@ -71,7 +74,7 @@ def test_a_request_that_fits_is_sent_as_it_is_with_the_reply_s_room():
         system = context.system_blocks(_NOW)
         messages = [_turn("hi")]
         tools = [_Tool("find_tools", 400), _Tool("read_file", 400)]
-        fitted = window.fit(4096, "lan", system, messages, tools, 4096, Fitting(context, _NOW, False))
+        fitted = window.fit(4096, "lan", system, messages, tools, 4096, (context, _NOW, False))
         assert fitted[0] is system and fitted[1] is messages and fitted[2] is tools
         used = window.tokens(system, messages, tools)
         assert fitted[3] == 4096 - 4096 // 8 - used  # the rest of the window, less its free eighth
@@ -88,7 +91,7 @@ def test_the_oldest_history_goes_first_and_the_rest_stays_whole():
         messages = [history, _turn("and now?")]
         system = context.system_blocks(_NOW)
         fitted_system, fitted, tools, room = window.fit(4096, "lan", system, messages, None, 4096,
-                                                        Fitting(context, _NOW, False))
+                                                        (context, _NOW, False))
         kept = fitted[0]
         assert fitted_system is system  # the prompt untouched: the history alone made room
         assert 0 < len(kept.records) < len(history.records) and kept.records[0][4] == "user"
@@ -104,7 +107,7 @@ def test_then_the_daily_notes_skills_core_tools_memory_and_user_go_in_that_order
     root = tempdir()
     try:
         flash, context = _board(root, memory="- fact " * 500, daily="- did " * 200, user="- Name: Ada " * 100)
-        fitting = Fitting(context, _NOW, False)
+        fitting = (context, _NOW, False)
         system = context.system_blocks(_NOW)
         tools = [_Tool("find_tools", 300), _Tool("read_file", 900), _Tool("recall", 900), _Tool("cron_add", 500)]
         stages = []
@@ -132,7 +135,7 @@ def test_when_even_the_least_prompt_cannot_fit_one_sentence_says_so():
         flash, context = _board(root)
         system = context.system_blocks(_NOW)
         exc = raises(ModelError, window.fit, 1024, "tiny", system, [_turn("x" * 6000)], None, 4096,
-                     Fitting(context, _NOW, False))
+                     (context, _NOW, False))
         assert exc.kind == "window" and "tiny" in exc.message and "llm_ctx tiny <tokens>" in exc.message
         assert exc.message.count(". ") <= 2 and "\n" not in exc.message
     finally:

@@ -57,14 +57,14 @@ class Context:
         files.quiet(self.prompt_path, False)  # its own writes change nothing
         files.quiet(self.guest_path, False)
 
-    def _dates(self, now):
+    def dates(self, now):
         now = platform.unix_time() if now is None else now
         return [platform.utc_date(now - day * _DAY_S) for day in range(_DAILY_DAYS)]
 
     def sections(self, now=None, guest=False, left_out=()):
         """The system prompt's parts in a fixed order, built in RAM; they depend only on the files and
         the date. guest: a turn that is not the owner's own (SOUL and the skills only); left_out: the titles a
-        small model's window has no room for (Fitting)."""
+        small model's window has no room for (llm/window.py)."""
         from mimi.storage import files
 
         parts = [_preamble(guest) + _section("SOUL", files.read_text(self.flash.soul_path, _SOUL_MAX))]
@@ -73,7 +73,7 @@ class Context:
                 parts.append(_section("USER", files.read_text(self.flash.user_path, _USER_MAX)))
             if "MEMORY" not in left_out:
                 parts.append(_section("MEMORY", self.memory.read(_MEMORY_PROMPT_MAX)))
-            for date, text in self.memory.recent_daily(self._dates(now), _DAILY_PROMPT_MAX):
+            for date, text in self.memory.recent_daily(self.dates(now), _DAILY_PROMPT_MAX):
                 if _DAILY + date not in left_out:
                     parts.append(_section(_DAILY + date, text))
         listed = skills.summary(self.flash) if "Skills" not in left_out else None
@@ -87,26 +87,26 @@ class Context:
         guest: the prompt of a turn that is not the owner's own, kept in a file of its own."""
         from mimi.storage import files
 
-        dates = self._dates(now)
+        dates = self.dates(now)
         key = (files.changes(), dates[0])
         kept = self._guest_kept if guest else self._kept
         self._keep(guest, None)
         if kept is not None and kept[0] == key:
             if kept[1] is None:  # could not be written for these files: not tried again every turn
                 self._keep(guest, kept)
-                return _blocks(self.sections(now, guest))
+                return blocks(self.sections(now, guest))
             if kept[1].intact():
                 self._keep(guest, kept)
                 return kept[1]
         del kept
         made = None
         try:
-            made = prompt_file.write(self.guest_path if guest else self.prompt_path, _blocks, _preamble(guest),
+            made = prompt_file.write(self.guest_path if guest else self.prompt_path, blocks, _preamble(guest),
                                      self._sources(dates, guest))
         except OSError as exc:  # a full flash must not cost the turn
             platform.log("context: system prompt not saved to flash ({}); built in RAM".format(exc))
         self._keep(guest, (key, made))
-        return made if made is not None else _blocks(self.sections(now, guest))
+        return made if made is not None else blocks(self.sections(now, guest))
 
     def _keep(self, guest, kept):
         if guest:
@@ -132,24 +132,6 @@ class Context:
         return {"role": "user", "content": [{"type": "text", "text": stamp}, {"type": "text", "text": text}]}
 
 
-class Fitting:
-    """One turn's system prompt as a small model's window trims it (llm/window.py): parts() names what may go, in
-    the order it goes; blocks(left_out) is the prompt without them, built in RAM (what is left fits a small
-    window)."""
-
-    def __init__(self, context, now, guest):
-        self.context, self.now, self.guest = context, now, guest
-
-    def parts(self):
-        from mimi.llm.window import TOOLS
-
-        days = [] if self.guest else [_DAILY + date for date in reversed(self.context._dates(self.now))]
-        return days + ["Skills", TOOLS] + ([] if self.guest else ["MEMORY", "USER"])  # the oldest day first
-
-    def blocks(self, left_out):
-        return _blocks(self.context.sections(self.now, self.guest, left_out))
-
-
 def _preamble(guest):
     return _INTRO + (_GUESTS if guest else _OWNERS)
 
@@ -158,12 +140,12 @@ def _section(title, text):
     return "".join(prompt_file.section(title, (text,) if text else ()))
 
 
-def _blocks(parts):
-    """The API blocks, one per section (no large joined string on a small heap); the last carries
-    cache_control, which caches the whole prefix."""
-    blocks = [{"type": "text", "text": part} for part in parts]
-    blocks[-1]["cache_control"] = {"type": "ephemeral"}
-    return blocks
+def blocks(parts):
+    """The API blocks, one per section of sections() (also a small window's, llm/window.py): no large joined string
+    on a small heap; the last carries cache_control, which caches the whole prefix."""
+    made = [{"type": "text", "text": part} for part in parts]
+    made[-1]["cache_control"] = {"type": "ephemeral"}
+    return made
 
 
 def _skills_slices(flash):

@@ -2,7 +2,6 @@
 import asyncio
 
 from mimi import heap, platform
-from mimi.agent.context import Fitting
 from mimi.bus.message import Message
 from mimi.health import memory_errors
 from mimi.llm.errors import ModelError
@@ -37,7 +36,6 @@ class Agent:
         self.gates = []
         # After a saved turn: async hook(agent, message, session) (e.g. memory consolidation); never fails a turn.
         self.after_turn = []
-        self._tools = {True: [None, None, None], False: [None, None, None]}  # each kind's last tools, kept
 
     async def _admit(self, message):
         for gate in self.gates:
@@ -149,9 +147,7 @@ class Agent:
             check = getattr(gate, "searches_left", None)
             if check is not None and not check():
                 left = False
-        # The same list again while it can be; the deferred one is made for each call (its wrappers would be idle heap)
-        kept = self._tools[server] if not (defer or found) else None
-        return claude_tools.definitions(config, device, left, server, kept, defer)
+        return claude_tools.definitions(config, device, left, server, defer)  # made for the call: no idle heap
 
     def _save(self, session, message, reply, now):
         if not session:
@@ -185,7 +181,7 @@ class Exchange:
         self.turn = None  # who the tools run for (tools/turn.py), made at the first tool call
         self.route = Route(job_of(message.meta))  # which model profile answers (llm/models.py)
         self.note = None  # "answered by <profile> (...)", when not the chain's first
-        self.fitting = None  # the system prompt as a small window trims it (agent/context.py Fitting)
+        self.fitting = None  # (context, now, guest): the system prompt as a small window trims it (llm/window.py)
 
     async def on_delta(self, text):
         if self.fresh_round:
@@ -214,7 +210,7 @@ class Exchange:
             attachments.attach(turn, _media(message))
         messages.append(turn)
         guest = not _owners_own(agent.config, message)
-        self.fitting = Fitting(agent.context, self.now, guest)  # what a small model's window may leave out
+        self.fitting = (agent.context, self.now, guest)  # the prompt a small model's window trims (llm/window.py)
         return messages, agent.context.system_blocks(self.now, guest), self.tools
 
     def tools(self, server=True, model=None):

@@ -101,14 +101,16 @@ async def stream(models, route, system, messages, *, tools=None, on_delta=None, 
 
 async def _call(models, profile, system, messages, *, tools, on_delta, tool_choice, model, on_tool, max_tokens,
                 fail_fast, fitting):
-    from mimi.llm import window
-
     own = profile.anthropic_own
     asked = (model or models.config.get("llm_config", "model")) if profile.slot is None else profile.model
     listed = tools(own, asked) if callable(tools) else tools
-    system, messages, listed, max_tokens = window.fit(
-        window.of(models.config, profile), profile.name, system, messages, listed,
-        max_tokens or models.config.get("llm_config", "max_tokens"), fitting)
+    size = profile.window
+    if size < profiles.WINDOW_CHECKED_BELOW:  # a small model's: the request fits it, or the next profile answers
+        from mimi.llm import window
+
+        system, messages, listed, max_tokens = window.fit(
+            size, profile.name, system, messages, listed, max_tokens or models.config.get("llm_config", "max_tokens"),
+            fitting)
     if profile.wire == profiles.OPENAI:
         client = models.openai
         if client is None:

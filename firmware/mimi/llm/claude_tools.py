@@ -1,6 +1,9 @@
-# Claude's own tools: web search (and web fetch, behind its beta header) run on Anthropic's side; links; the
-# MCP connector's toolsets (remote MCP servers the API calls itself, behind their beta header); the tool search
-# tool (the device's tools beyond the core set sent deferred: Claude loads the ones a search finds).
+# Claude's own tools: web search (and web fetch, behind its beta header) run on Anthropic's side (the links of the
+# pages a reply cites: llm/citations.py); the MCP connector's toolsets (remote MCP servers the API calls itself,
+# behind their beta header); the tool search tool (the device's tools beyond the core set sent deferred: Claude
+# loads the ones a search finds).
+import json
+
 from mimi.jsontext import Streamed
 from mimi.platform import const
 
@@ -29,7 +32,6 @@ def activity(name):
         if tool == name:
             return doing
     return "using " + name
-_LINK_TITLE_MAX = const(40)
 
 
 def _name(tool):
@@ -66,58 +68,45 @@ def searches_tools(model):
 
 
 class Deferred(Streamed):
-    """A device tool's definition with "defer_loading": true: written from the kept definition (a built-in's
-    LazyTool, an MCP server's tool), its closing brace swapped for the flag, nothing copied."""
+    """The device's tools beyond the core set, one item of the request's tools that writes each of them with
+    "defer_loading": true (their kept definitions as they are, the closing brace swapped for the flag): one object for
+    them all, made for the call."""
 
     is_json = True
+    name = "~deferred"  # sorted after every tool's name: the core set and Claude's own come first
 
-    def __init__(self, tool):
-        self.tool = tool
-
-    @property
-    def name(self):
-        return self.tool.name
-
-    def __len__(self):
-        return len(self.tool) + len(_DEFER) - 1
+    def __init__(self, tools):
+        self.tools = tools
 
     def chunks(self):
-        held = None
-        for chunk in self.tool.chunks():
-            if held is not None:
-                yield held
-            held = chunk
-        yield held[:-1]  # its closing brace
-        yield _DEFER
+        for i, tool in enumerate(self.tools):
+            if i:
+                yield b", "
+            if isinstance(tool, dict):  # an owner's tool
+                tool = dict(tool)
+                tool["defer_loading"] = True
+                yield json.dumps(tool).encode()
+                continue
+            held = None
+            for chunk in tool.chunks():
+                if held is not None:
+                    yield held
+                held = chunk
+            yield held[:-1]  # its closing brace
+            yield _DEFER
 
 
-def _deferred(pair, core):
-    name, tool = pair
-    if name in core:
-        return pair
-    if isinstance(tool, dict):
-        tool = dict(tool)
-        tool["defer_loading"] = True
-        return name, tool
-    return name, Deferred(tool)
-
-
-def definitions(config, device_tools, searches_left=True, server=True, kept=None, defer=False):
-    """The `tools` of a request: the device's own, with web_search (and web_fetch) swapped for Claude's
-    server tools in server mode. Built the same way every time, so prompt caching keeps working. server False:
-    a model other than Anthropic's (llm/models.py), which has no server tools: the device's search when it has
-    a key, else none. kept: a [device list, key, tools] list its owner keeps (agent/loop.py): the same list again while
-    nothing it depends on changed (the registry's list itself, the settings), no list built or sorted each turn.
-    defer: device_tools are all the device's tools, sent with the tool search tool, the core set (tools/finder.py)
-    loaded and the others deferred (find_tools left out: the search does its work)."""
+def definitions(config, device_tools, searches_left=True, server=True, defer=False):
+    """The `tools` of a request, made for the call: the device's own, with web_search (and web_fetch) swapped for
+    Claude's server tools in server mode. Built the same way every time, so prompt caching keeps working. server
+    False: a model other than Anthropic's (llm/models.py), which has no server tools: the device's search when it
+    has a key, else none. defer: device_tools are all the device's tools, sent with the tool search tool, the core
+    set (tools/registry.py CORE) loaded and the others deferred (find_tools left out: the search does its work)."""
     chosen = mode(config)
     if not server and chosen == SERVER:
         chosen = DEVICE if config.is_set(NS, "search_key") else OFF
     fetch = chosen == SERVER and fetch_on(config)
     uses = config.get(NS, "search_max_uses") if chosen == SERVER else 0
-    key = (chosen, fetch, uses, searches_left, defer)
-    if kept is not None and kept[0] is device_tools and kept[1] == key:
-        return kept[2]
     drop = ()
     if chosen != DEVICE:
         drop = ("web_search", "web_fetch") if fetch else ("web_search",)
@@ -128,8 +117,9 @@ def definitions(config, device_tools, searches_left=True, server=True, kept=None
         drop = drop + (FIND_TOOLS,)
     if drop:
         named = [pair for pair in named if pair[0] not in drop]
-    if defer:
-        named = [_deferred(pair, CORE) for pair in named]
+    if defer and named:
+        later = [pair[1] for pair in named if pair[0] not in CORE]
+        named = [pair for pair in named if pair[0] in CORE] + [(Deferred.name, Deferred(later))] if later else named
         named.append((TOOL_SEARCH, {"type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH}))
     if fetch:
         named.append(("web_fetch", {"type": FETCH_TYPE, "name": "web_fetch", "max_uses": uses,
@@ -138,10 +128,7 @@ def definitions(config, device_tools, searches_left=True, server=True, kept=None
         named.append(("web_search", {"type": SEARCH_TYPE, "name": "web_search", "max_uses": uses}))
     if chosen == SERVER or defer:
         named.sort(key=_first)  # one stable order, the registry's: by name
-    tools = [pair[1] for pair in named] or None
-    if kept is not None:
-        kept[0], kept[1], kept[2] = device_tools, key, tools
-    return tools
+    return [pair[1] for pair in named] or None
 
 
 def _first(pair):
@@ -171,40 +158,6 @@ def toolsets(servers):
     """The tools entries Claude's MCP connector needs: one mcp_toolset per server of mcp_servers (all its
     tools on), after the device's tools so the cached prefix stays as it was."""
     return [{"type": MCP_TOOLSET, "mcp_server_name": server["name"]} for server in servers]
-
-
-def _host(url):
-    rest = url.split("://", 1)[-1]
-    host = rest.split("/", 1)[0].split("?", 1)[0]
-    return host[4:] if host.startswith("www.") else host
-
-
-def _safe_url(url):
-    """A URL that stays one Markdown link target (no spaces, quotes or closing parenthesis)."""
-    return url.replace(" ", "%20").replace(")", "%29").replace("(", "%28").replace('"', "%22")
-
-
-def _label(citation, url):
-    title = citation.get("title")
-    label = _host(url)
-    if isinstance(title, str) and title.strip() and not label:
-        label = title.strip()
-    label = label.replace("[", "(").replace("]", ")")
-    return label[:_LINK_TITLE_MAX] or "source"
-
-
-def links(citations, linked):
-    """' ([site](url), ...)' for the cited pages not linked yet in this reply (`linked` grows)."""
-    out = []
-    for citation in citations:
-        url = citation.get("url") if isinstance(citation, dict) else None
-        if not isinstance(url, str) or not (url.startswith("https://") or url.startswith("http://")):
-            continue
-        if url in linked:
-            continue
-        linked.append(url)
-        out.append("[{}]({})".format(_label(citation, url), _safe_url(url)))
-    return " ({})".format(", ".join(out)) if out else ""
 
 
 def continued(content):

@@ -7,7 +7,6 @@ from mimi.llm.profiles import CLAUDE, DEFAULT, JOBS, NS
 
 _NS = "llm_config"
 _HELP = "README: Models"
-_WINDOW_MOST = 2000000
 
 
 def _say(text):
@@ -54,14 +53,12 @@ async def add(app, name, wire, url, model, key=None):
         return
     slot = _slot_of(config, name)
     old = config.get(NS, "p{}".format(slot)).split() if slot else []
-    price = old[4:5]
-    line = profiles.check_line(" ".join([name, wire, url, model] + price))
+    line = profiles.check_line(" ".join([name, wire, url, model] + old[4:]))  # its price and window kept
     if slot is None:
         slot = _free_slot(config)
         if slot is None:
             raise ValueError("all {} profile places are taken; llm_remove one first".format(profiles.SLOTS))
-        config.unset(NS, "k{}".format(slot))  # a removed profile's key and window never carry over
-        config.unset(NS, "c{}".format(slot))
+        config.unset(NS, "k{}".format(slot))  # a removed profile's key never carries over
     dropped = config.set(NS, "p{}".format(slot), line)  # a URL on another host drops the key (settings/)
     if key:
         config.set(NS, "k{}".format(slot), key)
@@ -106,35 +103,31 @@ async def key(app, name, value):
 
 
 async def ctx(app, name, value):
-    """llm_ctx: a profile's context window in tokens (default: its kind's, llm/window.py)."""
-    from mimi.llm import window
-
+    """llm_ctx: a profile's context window in tokens, kept in its line (default: its kind's, llm/profiles.py)."""
     config = app.config
     name = profiles.check_name(name)
     if name == CLAUDE:
-        ns, field = _NS, "ctx"
-    else:
-        slot = _slot_of(config, name)
-        if slot is None:
-            raise ValueError(_unknown(config, name))
-        ns, field = NS, "c{}".format(slot)
-    if value.lower() == DEFAULT:
-        config.unset(ns, field)
-    else:
-        tokens = int(value) if value.isdigit() else 0
-        if not window.WINDOW_LEAST <= tokens <= _WINDOW_MOST:
-            raise ValueError("a window is {} to {} tokens, or default".format(window.WINDOW_LEAST, _WINDOW_MOST))
-        config.set(ns, field, tokens)
+        raise ValueError("claude's window is Claude's own (200000 tokens); for an Anthropic-compatible server with "
+                         "a smaller one, add it as a profile: llm_add <name> anthropic <url> <model>, then llm_ctx")
+    slot = _slot_of(config, name)
+    if slot is None:
+        raise ValueError(_unknown(config, name))
+    window = [] if value.lower() == DEFAULT else [str(profiles.check_window(value))]
+    _rewrite(config, slot, window=window)
     _say("profile {}: {} (saved; in effect now)".format(name, _window_text(profiles.find(config, name))))
 
 
-def _window_text(profile):
-    from mimi.llm import window
+def _rewrite(config, slot, price=None, window=None):
+    """A profile's line with its price and/or window changed (a list: [] takes it away; None keeps it)."""
+    parts = config.get(NS, "p{}".format(slot)).split()
+    old_price, old_window = profiles.extras(parts[4:])
+    price = ([old_price] if old_price else []) if price is None else price
+    window = ([old_window] if old_window else []) if window is None else window
+    config.set(NS, "p{}".format(slot), " ".join(parts[:4] + price + window))
 
-    size = window.of(profile.config, profile)
-    given = profile.config.get(_NS, "ctx") if profile.slot is None else profile.config.get(NS, "c{}".format(
-        profile.slot))
-    return "window {} tokens{}".format(size, "" if given else " (default)")
+
+def _window_text(profile):
+    return "window {} tokens{}".format(profile.window, "" if profile.ctx else " (default)")
 
 
 async def remove(app, name):
@@ -148,7 +141,6 @@ async def remove(app, name):
         raise ValueError(_unknown(config, name))
     config.unset(NS, "p{}".format(slot))
     config.unset(NS, "k{}".format(slot))
-    config.unset(NS, "c{}".format(slot))
     chain = [n for n in config.get(_NS, "chain").split(",") if n != name]
     if chain != config.get(_NS, "chain").split(","):
         config.set(_NS, "chain", ",".join(chain) or CLAUDE)
@@ -204,9 +196,7 @@ async def price(app, name, given, output=None):
     if name == CLAUDE:
         config.set(_NS, "price", text)
     else:
-        slot = _slot_of(config, name)
-        parts = config.get(NS, "p{}".format(slot)).split()[:4]
-        config.set(NS, "p{}".format(slot), " ".join(parts + ([text] if text else [])))
+        _rewrite(config, _slot_of(config, name), price=[text] if text else [])
     _say("profile {}: {}".format(name, _price_text(profiles.find(config, name))))
 
 

@@ -9,6 +9,7 @@ from mimi.platform import const
 _FIRST_BYTE_TIMEOUT_S = const(60)  # request sent, no status line yet: the API is not answering
 _STREAM_IDLE_TIMEOUT_S = const(90)  # no byte at all for this long (the API pings every few seconds): dead
 _STREAM_DEADLINE_S = const(600)  # one whole reply, first byte to last; a longer one is cut and reported
+
 class Route:
     """One turn's way through the chain: the profile that answers (its later rounds start there) and the ones
     that could not, with why. shown: some of the turn's text reached the user, so no other profile may answer."""
@@ -80,7 +81,8 @@ class Models:
         it). tools: a list, or tools(server, model) giving the list for a call to that model, Claude's own tools
         included when server is True.
         Each profile's request fits its window (llm/window.py; fitting: the turn's system prompt, which a small
-        window trims). Raises ModelError (the last profile's, naming why the ones before it could not)."""
+        window trims; claude's is Claude's own). Raises ModelError (the last profile's, naming why the ones before
+        it could not)."""
         route = route or Route()
         with heap.scope("call"):
             if not self.plain(route.job):
@@ -89,12 +91,8 @@ class Models:
                 return await chain.stream(self, route, system, messages, tools=tools, on_delta=on_delta,
                                           tool_choice=tool_choice, model=model, on_tool=on_tool,
                                           max_tokens=max_tokens, fitting=fitting)
-            from mimi.llm import window
-
-            system, messages, tools, max_tokens = window.fit(
-                window.of(self.config), "claude", system, messages,
-                tools(True, model or self.config.get("llm_config", "model")) if callable(tools) else tools,
-                max_tokens or self.config.get("llm_config", "max_tokens"), fitting)
+            if callable(tools):  # claude's window is Claude's own: it holds whatever the board sends
+                tools = tools(True, model or self.config.get("llm_config", "model"))
             result = await self.claude().stream(system, messages, tools=tools, on_delta=on_delta,
                                                 tool_choice=tool_choice, model=model, on_tool=on_tool,
                                                 max_tokens=max_tokens)

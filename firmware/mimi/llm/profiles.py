@@ -1,5 +1,6 @@
-# Model profiles: a name, a wire format, a base URL, a model, a key and a price; `claude` is llm_config's own,
-# the others sit in llm_profiles' slots (p1.. for the line, k1.. for the key). Loaded by a board that uses one.
+# Model profiles: a name, a wire format, a base URL, a model, a key, a price and a context window; `claude` is
+# llm_config's own, the others sit in llm_profiles' slots (p1.. for the line, k1.. for the key). Loaded by a board
+# that uses one.
 from mimi.platform import const
 
 CLAUDE = "claude"  # the built-in profile: set_api_key, set_model, set_llm_api and llm_config.price
@@ -12,21 +13,39 @@ NS = "llm_profiles"
 _NAME_MAX = const(15)
 _MICRO = const(1000000)
 _ANTHROPIC_HOST = "api.anthropic.com"
+_WINDOW_LEAST = const(1024)  # llm_ctx's least and most, in tokens
+_WINDOW_MOST = const(2000000)
+# A window this large (64k tokens, 256 KB) holds whatever the board sends (its files, history and tool results are
+# bounded; a large PDF is the API's to judge): only a smaller one's requests are fitted (llm/window.py).
+WINDOW_CHECKED_BELOW = const(65536)
+_CLAUDE_WINDOW = const(200000)  # claude's, and an anthropic profile's unless llm_ctx says otherwise
+_LAN_WINDOW = const(4096)  # an openai profile's on the LAN (Ollama, llama.cpp's server, LM Studio): a small model's
+_CLOUD_WINDOW = const(128000)  # an openai profile's elsewhere (OpenAI, OpenRouter, Groq, DeepSeek...)
 
 
 class Profile:
     """One profile as the clients use it: name, wire (anthropic or openai), url, model, key, price."""
 
-    def __init__(self, config, name, wire, url, model, price=None, slot=None):
+    def __init__(self, config, name, wire, url, model, price=None, slot=None, ctx=None):
         self.config, self.name, self.wire, self.url, self.model = config, name, wire, url, model
         self.price = price  # (input, output) micro-USD per million tokens, or None: not set
         self.slot = slot  # its llm_profiles slot number; None for claude
+        self.ctx = ctx  # its context window in tokens as llm_ctx gave it, or None: its kind's
 
     @property
     def key(self):  # read when a call is made: never kept in the profile
         if self.slot is None:
             return self.config.get("llm_config", "api_key")
         return self.config.get(NS, "k{}".format(self.slot))
+
+    @property
+    def window(self):
+        """Its context window in tokens: llm_ctx's, else its kind's (every request fits it: llm/window.py)."""
+        if self.ctx:
+            return self.ctx
+        if self.wire == ANTHROPIC:
+            return _CLAUDE_WINDOW
+        return _LAN_WINDOW if on_lan(self.url) else _CLOUD_WINDOW
 
     @property
     def anthropic_own(self):
@@ -114,11 +133,34 @@ def _usd(micro):
     return text[:-1] if text.endswith(".") else text
 
 
+def check_window(text):
+    """A context window in tokens (llm_ctx): _WINDOW_LEAST to _WINDOW_MOST; ValueError otherwise."""
+    tokens = int(text) if text.isdigit() else 0
+    if not _WINDOW_LEAST <= tokens <= _WINDOW_MOST:
+        raise ValueError("a window is {} to {} tokens".format(_WINDOW_LEAST, _WINDOW_MOST))
+    return tokens
+
+
+def extras(parts):
+    """(price text or None, window text or None) of a line's fields after the model, in either order."""
+    price = window = None
+    for part in parts:
+        if "/" in part and price is None:
+            price = part
+        elif part.isdigit() and window is None:
+            window = part
+        else:
+            raise ValueError("after the model a profile takes a price in/out and a window in tokens, not {!r}"
+                             .format(part[:20]))
+    return price, window
+
+
 def check_line(text):
-    """A stored profile: 'name wire url model [in/out]', checked and tidied (the llm_profiles.p* settings)."""
+    """A stored profile: 'name wire url model [in/out] [window]', checked and tidied (the llm_profiles.p*
+    settings): the price as price_text writes it, then the window."""
     parts = text.split()
-    if not 4 <= len(parts) <= 5:
-        raise ValueError("a profile is: <name> <anthropic|openai> <url> <model> [price in/out]")
+    if not 4 <= len(parts) <= 6:
+        raise ValueError("a profile is: <name> <anthropic|openai> <url> <model> [price in/out] [window tokens]")
     name = check_name(parts[0])
     if name in (CLAUDE, DEFAULT):
         raise ValueError("'{}' is a built-in name; choose another".format(name))
@@ -132,15 +174,17 @@ def check_line(text):
     except ValueError as exc:
         raise ValueError("the URL {}, e.g. http://192.168.1.20:11434/v1".format(exc))
     parts[0], parts[1] = name, wire
-    if len(parts) == 5:
-        parts[4] = price_text(parse_price(parts[4]))
+    price, window = extras(parts[4:])
+    parts = parts[:4] + ([price_text(parse_price(price))] if price else []) + (
+        [str(check_window(window))] if window else [])
     return " ".join(parts)
 
 
 def _from_line(config, text, slot):
     parts = text.split()
-    price = parse_price(parts[4]) if len(parts) == 5 else None
-    return Profile(config, parts[0], parts[1], parts[2], parts[3], price, slot)
+    price, window = extras(parts[4:])
+    return Profile(config, parts[0], parts[1], parts[2], parts[3], parse_price(price) if price else None, slot,
+                   int(window) if window else None)
 
 
 def claude(config):

@@ -307,9 +307,9 @@ class MessageAssembler:
             self._finished[index] = {"type": "text", "text": Text(block.pieces)}
             if block.citations:
                 self._finished[index]["citations"] = block.citations
-                from mimi.llm import claude_tools
+                from mimi.llm import citations
 
-                links = claude_tools.links(block.citations, self._linked)
+                links = citations.links(block.citations, self._linked)
                 if links:
                     self._links[index] = links
                     return links  # shown like text: the cited passage is followed by its sources

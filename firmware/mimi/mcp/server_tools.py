@@ -6,6 +6,7 @@ from mimi.bus.message import MCP
 from mimi.mcp.server_rpc import INVALID_PARAMS, RpcError
 from mimi.platform import const, log
 from mimi.tools.lazy_tool import LazyTool
+from mimi.tools.registry import FIND_TOOLS
 from mimi.tools.turn import Turn
 
 CALLS_MAX = const(2)  # registry tool calls of MCP clients running at once; another is told to try again
@@ -28,7 +29,9 @@ _SEPARATOR = b", "
 
 
 def offered(name):
-    return not name.startswith(REMOTE_PREFIX) and name != ASK_NAME
+    """A tool MCP clients see: not another server's, not ask (listed on its own), not find_tools (a client is given
+    every tool: finding them is for the board's own model)."""
+    return not name.startswith(REMOTE_PREFIX) and name != ASK_NAME and name != FIND_TOOLS
 
 
 def _plain(tool):

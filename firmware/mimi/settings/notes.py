@@ -26,8 +26,8 @@ NOTES = (
     b"\nllm_config\tnote\t1: a reply from a profile other than the chain's first says so (llm_note)"
     b'\nllm_config\tfallback\t'
     b"1: once the day's token budget is spent, a free profile of the chain answers (budget_fallback)"
-    b"\nllm_config\tctx\tThe claude profile's context window in tokens (llm_ctx); 0: Claude's own, 200000"
-    b'\nllm_profiles\tp1\tModel profile: name, anthropic|openai, base URL, model, [price in/out] (llm_add)'
+    b'\nllm_profiles\tp1\tModel profile: name, anthropic|openai, base URL, model, [price in/out], [window tokens] '
+    b'(llm_add, llm_price, llm_ctx)'
     b'\nllm_profiles\tp2\tModel profile (llm_add)'
     b'\nllm_profiles\tp3\tModel profile (llm_add)'
     b'\nllm_profiles\tp4\tModel profile (llm_add)'
@@ -39,13 +39,6 @@ NOTES = (
     b'\nllm_profiles\tk4\tAPI key of model profile p4 (llm_key)'
     b'\nllm_profiles\tk5\tAPI key of model profile p5 (llm_key)'
     b'\nllm_profiles\tk6\tAPI key of model profile p6 (llm_key)'
-    b"\nllm_profiles\tc1\tContext window of model profile p1 in tokens (llm_ctx); 0: 4096 on the LAN, else 128000 "
-    b"(anthropic: 200000)"
-    b'\nllm_profiles\tc2\tContext window of model profile p2 (llm_ctx)'
-    b'\nllm_profiles\tc3\tContext window of model profile p3 (llm_ctx)'
-    b'\nllm_profiles\tc4\tContext window of model profile p4 (llm_ctx)'
-    b'\nllm_profiles\tc5\tContext window of model profile p5 (llm_ctx)'
-    b'\nllm_profiles\tc6\tContext window of model profile p6 (llm_ctx)'
     b'\ngw_config\tws_port\tWebSocket gateway TCP port'
     b'\nagent_config\theartbeat_s\tSeconds between heartbeat checks of HEARTBEAT.md (0 = off, at least 60)'
     b'\ntool_config\tgpio_allow\tGPIO pins the agent may read and write, comma-separated (gpio_allow <pin>)'

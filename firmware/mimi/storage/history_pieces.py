@@ -36,23 +36,6 @@ class HistoryPieces(Streamed):
         self.limit = limit
         self._scan()
 
-    def newest_within(self, room, overhead=0):
-        """The newest of these messages whose JSON (each counted `overhead` more) fits in `room` bytes, as a
-        HistoryPieces opening with a user message (llm/window.py: a small model's window); None when none fits."""
-        count = 0
-        for record in reversed(self.records):
-            head, tail = _framing(record[4])
-            room -= len(head) + record[3] + len(tail) + 2 + overhead
-            if room < 0:
-                break
-            count += 1
-        while count and self.records[len(self.records) - count][4] != "user":
-            count -= 1
-        if count == len(self.records):
-            return self
-        kept = HistoryPieces(self.path, count) if count else None
-        return kept if kept is not None and kept.records else None
-
     def _scan(self):
         self.end = files.size(self.path)
         newest_first = []

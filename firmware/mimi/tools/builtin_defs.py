@@ -54,7 +54,7 @@ DEFS = (
     b'\nkeep_file\tmimi.tools.media_tools\toperator\t0\tautonomous\t'
      b'{"name": "keep_file", "description": "Keep the photo or file the user sent in this message on the device\'s flash (under files/), when they ask you to keep, save or store it. Without this it is deleted after your reply.", "input_schema": {"type": "object", "properties": {"name": {"type": "string", "description": "file name to keep it as, e.g. receipt.jpg"}}, "required": []}}'
     b'\nfind_tools\tmimi.tools.finder\tobserver\t0\tautonomous\t'
-     b'{"name": "find_tools", "description": "Find more tools: you are given only a few, and the board has more (schedules and reminders, GPIO pins, files, watchers and rules, the web and weather, messages to other chats, the board\'s state, photos, the owner\'s own and MCP tools). Describe the task in a few words; the matching tools are added for the rest of this turn, ready to call.", "input_schema": {"type": "object", "properties": {"query": {"type": "string", "description": "what the tool should do, e.g. \'remind me later\'"}}, "required": ["query"]}}'
+     b'{"name": "find_tools", "description": "Find more of your tools (reminders, GPIO pins, files, watchers, web, weather, messages, board state, photos...) by a few words of the task; the matches become callable for the rest of this turn.", "input_schema": {"type": "object", "properties": {"query": {"type": "string", "description": "the task, e.g. \'remind me later\'"}}, "required": ["query"]}}'
     b"\n"
 )
 # The data file holding the definitions in the .mpy files form (tools/bundle.py writes that form of this module,

@@ -1,6 +1,8 @@
 # find_tools: every request offers the core tools (CORE) and this one; the model finds the others when it needs
 # one: their names and first sentences are its answer, and their definitions join the rest of the turn's requests
 # (agent/loop.py Exchange.tools). A small model's window, and every turn's tokens, pay for 5 definitions, not 25.
+import re
+
 from mimi.platform import const
 from mimi.tools.registry import CORE, FIND_TOOLS, Tool
 
@@ -11,14 +13,12 @@ _SENTENCE_MAX = const(160)
 class FindTools(Tool):
     name = FIND_TOOLS
     description = (
-        "Find more tools: you are given only a few, and the board has more (schedules and reminders, GPIO pins, "
-        "files, watchers and rules, the web and weather, messages to other chats, the board's state, photos, "
-        "the owner's own and MCP tools). Describe the task in a few words; the matching tools are added for the "
-        "rest of this turn, ready to call."
+        "Find more of your tools (reminders, GPIO pins, files, watchers, web, weather, messages, board state, "
+        "photos...) by a few words of the task; the matches become callable for the rest of this turn."
     )
     schema = {
         "type": "object",
-        "properties": {"query": {"type": "string", "description": "what the tool should do, e.g. 'remind me later'"}},
+        "properties": {"query": {"type": "string", "description": "the task, e.g. 'remind me later'"}},
         "required": ["query"],
     }
     tier, acting, level = "observer", False, "autonomous"  # [safety] it only lists; each found tool keeps its checks
@@ -56,9 +56,12 @@ _SKIP = ("the", "and", "for", "with", "you", "your", "can", "please", "what", "h
          "tool", "tools", "want", "need", "like", "about", "could", "would")
 
 
+_BETWEEN = re.compile("[^a-z0-9_]+")
+
+
 def _words(text):
-    """The words of a text, lowercased: letters, digits and '_' (a tool's name stays one word)."""
-    return "".join(ch if ch.isalpha() or ch.isdigit() or ch == "_" else " " for ch in text.lower()).split()
+    """The words of a text, lowercased: a-z, digits and '_' (a tool's name stays one word)."""
+    return [word for word in _BETWEEN.split(text.lower()) if word]
 
 
 def _stems(query):
@@ -69,7 +72,7 @@ def _stems(query):
             continue
         if "_" in word:  # a tool's name: as it is
             pass
-        elif len(word) > 4 and word.endswith("s"):
+        elif len(word) > 3 and word.endswith("s"):
             word = word[:-1]
         if len(word) > 6 and "_" not in word:
             word = word[:-3]

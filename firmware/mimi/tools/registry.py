@@ -70,7 +70,6 @@ class Registry:
         self._set_up = []  # modules whose setup(app) ran this boot: once, however often their code is loaded
         self.warnings = []
         self._definitions = None
-        self._core = None  # the core tools' definitions (tools/finder.py CORE), kept as _definitions is
         # [safety] objects with before(name, data, tool, turn) -> refusal|None, optional admit(...) (the same,
         # once the approvers let the call through) and after(name, data, text, is_error, took_ms, turn)
         self.guards = []
@@ -91,14 +90,14 @@ class Registry:
             self._warn("tools: skipping {} ({}): {}".format(getattr(tool, "name", "?"), origin, problem))
             return False
         self.tools[tool.name] = tool
-        self._definitions = self._core = None
+        self._definitions = None
         return True
 
     def remove(self, name):
         """Take a tool out (an MCP server's tool that is gone); False when there was none."""
         if self.tools.pop(name, None) is None:
             return False
-        self._definitions = self._core = None
+        self._definitions = None
         return True
 
     def _warn(self, text):
@@ -141,13 +140,9 @@ class Registry:
         return self._definitions
 
     def offered(self, found=()):
-        """The definitions a request offers: the core tools and find_tools (tools/finder.py CORE), and the tools
-        find_tools found this turn; the same list while nothing was found, as definitions() keeps its own."""
-        if found:
-            return [d for d in self.definitions() if _name_of(d) in CORE or _name_of(d) in found]
-        if self._core is None:
-            self._core = [d for d in self.definitions() if _name_of(d) in CORE]
-        return self._core
+        """The definitions a request offers: the core tools (CORE: find_tools first) and those find_tools found this
+        turn (tools/finder.py), made for the call."""
+        return [d for d in self.definitions() if _name_of(d) in CORE or _name_of(d) in found]
 
     async def execute(self, name, data, turn):
         """Run one tool for a turn (tools/turn.py: the chat it answers in and the role it acts with), whoever asks
