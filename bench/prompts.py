@@ -26,7 +26,20 @@ DAY = (("plain", 20), ("tool", 5), ("heartbeat", 48), ("watcher", 48), ("consoli
 PRICED = ("claude-haiku-4-5", "claude-sonnet-4-5")
 HISTORY = 30  # messages in the chat that is consolidated: over the 20 kept, so the oldest are summarised
 # The tree before issue 44 (32ba447), measured with this module on 2026-12-06 (the .mpy bundle, MicroPython).
-BEFORE = None
+BEFORE = json.loads(
+    '{"claude":{"plain":{"requests":1,"bytes":14166,"tokens_est":3541,"billed_input":3400,"prefix":3364,"'
+    'first_bytes":14166},"tool":{"requests":2,"bytes":29399,"tokens_est":7349,"billed_input":7055,"prefix'
+    '":6728,"first_bytes":14425},"watcher":{"requests":1,"bytes":14710,"tokens_est":3677,"billed_input":3'
+    '536,"prefix":3364,"first_bytes":14710},"heartbeat":{"requests":0,"bytes":0,"tokens_est":0,"billed_in'
+    'put":0,"prefix":0,"first_bytes":0},"consolidation":{"requests":1,"bytes":2001,"tokens_est":500,"bill'
+    'ed_input":482,"prefix":0,"first_bytes":2001}},"openai":{"plain":{"requests":1,"bytes":14729,"tokens_'
+    'est":3682,"billed_input":3516,"prefix":0,"first_bytes":14729},"tool":{"requests":2,"bytes":30517,"to'
+    'kens_est":7629,"billed_input":7288,"prefix":0,"first_bytes":14988},"watcher":{"requests":1,"bytes":1'
+    '5273,"tokens_est":3818,"billed_input":3652,"prefix":0,"first_bytes":15273},"heartbeat":{"requests":0'
+    ',"bytes":0,"tokens_est":0,"billed_input":0,"prefix":0,"first_bytes":0},"consolidation":{"requests":1'
+    ',"bytes":2058,"tokens_est":514,"billed_input":484,"prefix":0,"first_bytes":2058}},"day":{"claude_tok'
+    'ens":273485,"claude_usd":{"claude-haiku-4-5":0.3355,"claude-sonnet-4-5":1.0066},"lan_tokens":282540,'
+    '"lan_usd":0}}')
 
 
 def _said(content):

@@ -136,8 +136,10 @@ def _first(pair):
 
 
 def has_server_tools(tools):
+    """True when Claude may run a tool whose result comes back as one long event line (web search and fetch, the
+    MCP connector's); the tool search tool's are short."""
     for tool in tools or ():
-        if isinstance(tool, dict) and "type" in tool:  # a built-in's LazyTool: a device tool
+        if isinstance(tool, dict) and tool.get("type") not in (None, TOOL_SEARCH_TYPE):  # a dict without: an owner's
             return True
     return False
 
