@@ -44,10 +44,11 @@ def test_a_provider_error_quoting_the_key_is_masked_on_the_console_the_web_chat_
     assert re.search(re.escape("notice: " + notice), dev.output)  # the console's notice
     assert re.search(re.escape("llm: eb refused its key (" + notice), dev.output)  # the log's line
 
-    # A 400 quoting it: the console's answer is the error, masked.
+    # A 400 quoting it: the console's answer is the error, masked (eb rests after its refusal: local is asked).
     lan.script(error(400, QUOTED))
     out = dev.command("chat and again", 60)
-    assert "Model profile eb rejected the request (400): " + SHOWN in out, out
+    assert "Model profile local rejected the request (400): " + SHOWN in out, out
+    assert "(eb resting " in out and "s more: refused its key)" in out
 
     # The same in the web chat: its error frame.
     lan.script(error(400, QUOTED))
