@@ -2,8 +2,8 @@
 # room, then the prompt is trimmed in one fixed order, so no server ever cuts it (Ollama keeps its end, the
 # instructions lost) or refuses it (llama.cpp's server answers 400). Tokens are estimated, never counted: 4 bytes of
 # the request's JSON a token, a photo 1,600, and an eighth of the window kept free for a tokenizer that counts more.
-# Loaded for a call to a window under llm.WINDOW_CHECKED_BELOW (a small model's): a larger one holds whatever
-# the board sends.
+# Loaded for a call to a window under profiles.WINDOW_CHECKED_BELOW (a small model's): a larger one holds
+# whatever the board sends.
 from mimi.llm.errors import ModelError
 from mimi.platform import const
 from mimi.storage.history_pieces import HistoryPieces
@@ -15,7 +15,7 @@ _MESSAGE_BYTES = const(64)  # a history message's JSON framing ({"role": ..., "c
 _REQUEST_TOKENS = const(24)  # the request's own framing
 _REPLY_SHARE = const(4)  # the reply keeps at least a quarter of the window (max_tokens, when less)
 _MARGIN_SHARE = const(8)  # an eighth of the window left free
-TOOLS = "tools"  # the core tools' place in the order: after the skills, before MEMORY
+_TOOLS = "tools"  # the core tools' place in the order: after the skills, before MEMORY
 
 
 def tokens(system, messages, tools):
@@ -34,10 +34,9 @@ def fit(window, who, system, messages, tools, max_tokens, fitting=None):
     """(system, messages, tools, max_tokens) within `window` tokens: the reply's room kept (a quarter of the window
     at least, or max_tokens when less), the prompt trimmed in order: the oldest history messages first, then the
     daily notes (oldest first) and the skills list (fitting: (context, now, guest), the turn's system prompt, made
-    again without them by agent/context.py), then the
-    core tools but find_tools (tools/finder.py: what it found stays), then MEMORY and USER; never SOUL, the message
-    or this turn's rounds. max_tokens is what the window leaves, max_tokens at most. who: the profile's name, for
-    the error.
+    again without them by agent/context.py), then the core tools but find_tools (tools/finder.py: what it found
+    stays), then MEMORY and USER; never SOUL, the message or this turn's rounds. max_tokens is what the window
+    leaves, max_tokens at most. who: the profile's name, for the error.
     ModelError ("window") when even the least prompt cannot fit."""
     usable = window - window // _MARGIN_SHARE
     budget = usable - min(max_tokens, window // _REPLY_SHARE)
@@ -61,10 +60,10 @@ def _trimmed(budget, used, system, messages, tools, fitting):
     if used <= budget or fitting is None and not tools:
         return system, messages, tools, used
     left_out = []
-    for name in _parts(fitting) if fitting is not None else (TOOLS,):
+    for name in _parts(fitting) if fitting is not None else (_TOOLS,):
         if used <= budget:
             break
-        if name == TOOLS:
+        if name == _TOOLS:
             from mimi.tools.registry import CORE, FIND_TOOLS
 
             tools = [tool for tool in tools or () if _name(tool) == FIND_TOOLS or _name(tool) not in CORE] or None
@@ -79,13 +78,13 @@ def _trimmed(budget, used, system, messages, tools, fitting):
 
 def _parts(fitting):
     """What of the system prompt may go, in the order it goes: the daily notes (the oldest day first), the skills,
-    the core tools (TOOLS), MEMORY, USER; a turn that is not the owner's has only the skills to give."""
+    the core tools (_TOOLS), MEMORY, USER; a turn that is not the owner's has only the skills to give."""
     context, now, guest = fitting
     if guest:
-        return ("Skills", TOOLS)
+        return ("Skills", _TOOLS)
     days = ["Daily notes " + date for date in context.dates(now)]
     days.reverse()
-    return days + ["Skills", TOOLS, "MEMORY", "USER"]
+    return days + ["Skills", _TOOLS, "MEMORY", "USER"]
 
 
 def _newest(history, room):
