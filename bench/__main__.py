@@ -7,8 +7,8 @@ import sys
 import time
 import traceback
 
-from bench import (conversation, gateway, heap, hostile, machine, mcp, mqtt, photo, prompts, results, rules, storage,
-                   telegram, tls, voice, wire)
+from bench import (chat_apps, conversation, gateway, heap, hostile, machine, mcp, mqtt, photo, prompts, results,
+                   rules, storage, telegram, tls, voice, wire)
 from bench.report import GOALS, table, verdicts
 from bench.setup import API_KEY, QUICK, ROOT, TIMING_HEAP, build_bundle, build_romfs, claim_work
 from host_sim.fake_anthropic import FakeAnthropic
@@ -29,6 +29,7 @@ GROUPS = (
     (("unauthenticated_heap",), hostile.measure),
     (("voice_turn_heap",), lambda fake, log: (voice.measure(fake, log),)),
     (("smallest_heap_tls", "idle_tls", "tls_cost"), tls.measure),  # per binary: MIMI_MICROPYTHON adds one
+    (("idle_chat_apps", "turn_peak_chat_apps"), chat_apps.measure),  # per binary, as the TLS figures
     (("wire_formats",), wire.measure),
     (("prompt_tokens",), prompts.measure),
 )

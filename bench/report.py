@@ -29,6 +29,9 @@ GOALS = {
     "tls_cost": "report: the parsed CA certificates and one TLS session, per binary (issue 25)",
     "prompt_tokens": "a plain turn at most 1,200 tokens on a 4,096-token profile with the default files; on Claude at "
                      "most half of the uncached input before issue 44; the day at most half of its tokens (issue 44)",
+    "idle_chat_apps": "report: the idle heap with each chat app on (Matrix, Discord; none; Telegram, Matrix and "
+                      "Discord at once), everything over TLS, ROMFS form, firmware only, per binary (issue 45)",
+    "turn_peak_chat_apps": "report: a turn's peak heap through that chat app, the same runs (issue 45)",
     "wire_formats": "a turn on an openai profile within 1 ms (overhead, .mpy) and 2 KB (peak, ROMFS) of a Claude "
                     "turn (issue 31)",
 }
@@ -131,6 +134,10 @@ def _rows(name, figure):
     """(runtime, value) pairs of one figure, for the table."""
     if name in ("smallest_heap_tls", "idle_tls", "tls_cost"):  # per MicroPython binary, ROMFS form
         from bench.tls import rows
+
+        return rows(name, figure)
+    if name in ("idle_chat_apps", "turn_peak_chat_apps"):  # per MicroPython binary and chat app, ROMFS form
+        from bench.chat_apps import rows
 
         return rows(name, figure)
     if name == "prompt_tokens":  # per wire format and kind of request, and the day

@@ -61,6 +61,7 @@ class App:
         self.www_dir = www_dir
         self.config = Config()
         self.cron = self.watchers = self.heartbeat = self.mqtt = self.mcp_client = None  # part(name) makes them
+        self.matrix = self.discord = None  # chat apps: made once configured (parts.py)
         self.outputs = {}  # pin number -> machine.Pin a tool drives as an output: the board's, outliving tools' code
         if overrides:
             self.config.from_command_line(overrides)
@@ -110,7 +111,7 @@ class App:
         self._onboarding_if_no_wifi("wifi_config", "ssid")
         self.config.subscribe(self._onboarding_if_no_wifi)
         self.system = self.add_channel(SystemChannel(self))
-        from mimi import cron, mqtt, watch  # boot parts, let go as ota
+        from mimi import cron, discord, matrix, mqtt, watch  # boot parts, let go as ota
 
         cron.setup(self)  # app.cron: made now when cron.json holds jobs, else at its first use
         self.console.commands.add_lines(_COMMANDS)  # heartbeat_trigger
@@ -118,6 +119,8 @@ class App:
         self.config.subscribe(self._heartbeat_if_on)  # else when switched on or at heartbeat_trigger
         watch.setup(self)  # app.watchers: sources judged by the agent, with their own caps (made at the first watcher)
         mqtt.setup(self)  # the mqtt_* commands; app.mqtt, the channel, only once a broker is set
+        matrix.setup(self)  # the matrix_* commands; app.matrix only once the board is logged in
+        discord.setup(self)  # the discord_* commands; app.discord only once a bot token is set
         _boot_parts(self)  # the mcp_* and voice commands (their packages let go after): MCP's server at the first
         # POST /mcp, its client at its first use; speech code only when a voice note arrives or a reply is spoken
         skills.setup(self)

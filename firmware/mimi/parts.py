@@ -2,7 +2,7 @@
 # and wired in, and network services started late: loaded in a part's scope (App.part, App.start_late) and let
 # go after it (mimi/__init__.py LET_GO).
 
-from mimi import mqtt
+from mimi import discord, matrix, mqtt
 
 
 def made(app, name):
@@ -21,13 +21,21 @@ def made(app, name):
         from mimi.mqtt.channel import MQTT as make
 
         app.registry.add(tool.MqttPublish(app))  # mqtt_publish comes with the channel
+    elif name == "matrix":
+        if not matrix.configured(app.config):
+            return None  # off until the board is logged in (matrix_set)
+        from mimi.matrix.channel import Matrix as make
+    elif name == "discord":
+        if not discord.configured(app.config):
+            return None  # off until a bot token is set (discord_set)
+        from mimi.discord.channel import Discord as make
     elif name == "mcp_client":
         from mimi.mcp.client_service import Clients as make
     else:
         raise AttributeError(name)
     part = make(app)
     setattr(app, name, part)
-    if name == "mqtt":
+    if name in ("mqtt", "matrix", "discord"):
         app.add_channel(part)
     elif name == "watchers":
         _wire_watchers(app, part)

@@ -294,6 +294,7 @@ def test_settings_table_is_consistent():
                                       ("llm_config", "api_key"), ("gw_config", "ws_token"),
                                       ("web_config", "search_key"), ("mqtt_config", "password"),
                                       ("mcp_config", "token"), ("voice_config", "stt_key"),
+                                      ("mx_config", "token"), ("dc_config", "token"),
                                       ("voice_config", "tts_key")]
                                      + [("llm_profiles", "k{}".format(n)) for n in range(1, 7)])
 

@@ -6,7 +6,8 @@ _QUEUE_DEPTH = const(8)
 
 # The channels, named once: a message's channel is one of them (a channel's name, sessions' file names)
 TELEGRAM, WEBSOCKET, CLI, SYSTEM, MQTT, MCP = "telegram", "websocket", "cli", "system", "mqtt", "mcp"
-CHANNELS = (TELEGRAM, WEBSOCKET, CLI, SYSTEM, MQTT, MCP)
+MATRIX, DISCORD = "matrix", "discord"
+CHANNELS = (TELEGRAM, WEBSOCKET, CLI, SYSTEM, MQTT, MCP, MATRIX, DISCORD)
 
 
 class Message:

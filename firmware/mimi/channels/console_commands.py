@@ -123,6 +123,11 @@ async def status(app):
             app.models.answered) if app.models.answered else ""))
     _out(app, "  Telegram: token {}".format(
         "set" if cfg.is_set("tg_config", "bot_token") else "not set (set_tg_token <token>)"))
+    from mimi.discord import commands as discord_commands
+    from mimi.matrix import commands as matrix_commands
+
+    _out(app, "  Matrix: " + matrix_commands.line(app))
+    _out(app, "  Discord: " + discord_commands.line(app))
     agent = app.agent
     _out(app, "  Agent: {} turns, {} failed, {}".format(
         agent.turns, agent.failures, "busy" if agent.busy_with else "idle"))

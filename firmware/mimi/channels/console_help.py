@@ -14,6 +14,8 @@ _COMMAND_GROUPS = (
     "\nmodels llm claude\tClaude and other models\tset_api_key set_model set_max_tokens set_llm_api set_watch_model "
     "llm_ budget_fallback"
     "\ntelegram\tTelegram\tset_tg_ tg_"
+    "\nmatrix\tMatrix\tmatrix_"
+    "\ndiscord\tDiscord\tdiscord_"
     "\nweb gateway mcp\tWeb chat and MCP\tws_ set_ws_ mcp_ set_mcp_token"
     "\ntools\tTools\ttool_list tool_exec gpio_ set_search set_search_key"
     "\nwatchers rules cron\tWatchers, rules and schedules\twatch_ cron_ heartbeat_"
@@ -31,6 +33,8 @@ _COMMAND_GROUPS = (
 _SETTING_GROUPS = (
     "\nwifi\tWiFi\twifi_config"
     "\ntelegram\tTelegram\ttg_config"
+    "\nmatrix\tMatrix\tmx_config"
+    "\ndiscord\tDiscord\tdc_config"
     "\nmodels\tModels\tllm_config llm_profiles"
     "\nweb\tWeb chat and MCP\tgw_config mcp_config"
     "\nsearch\tWeb search and web services\tweb_config"

@@ -1,10 +1,10 @@
 # The `system` channel: turns started by the device itself (cron, heartbeat) answer in a real chat.
-from mimi.bus.message import CLI, MQTT, SYSTEM, TELEGRAM, WEBSOCKET, Message
+from mimi.bus.message import CLI, DISCORD, MATRIX, MQTT, SYSTEM, TELEGRAM, WEBSOCKET, Message
 from mimi.channels import Channel
 from mimi.platform import const, log
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
-TARGET_CHANNELS = (TELEGRAM, WEBSOCKET, CLI, MQTT)  # where a system turn's answer may go
+TARGET_CHANNELS = (TELEGRAM, WEBSOCKET, CLI, MQTT, MATRIX, DISCORD)  # where a system turn's answer may go
 CONSOLE_TARGET = (CLI, "console")
 CHAT_ID_MAX = const(64)
 _SEPARATOR = ":"

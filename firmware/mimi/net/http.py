@@ -121,7 +121,9 @@ class Response:
                 raise HTTPError("too many headers from {}".format(self._host))
             name, _, value = line.partition(b":")
             self.headers[utf8.valid_text(name.strip().lower())] = utf8.valid_text(value.strip())
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+        if self.status in (204, 304) or 100 <= self.status < 200:  # RFC 9112 6.3: no body, whatever the headers
+            self._remaining, self._body_done = 0, True
+        elif "chunked" in self.headers.get("transfer-encoding", "").lower():
             self._chunked = True
             self._remaining = 0
         elif "content-length" in self.headers:

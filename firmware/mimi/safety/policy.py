@@ -1,7 +1,7 @@
 # Who may run a tool (its tier against the asker's role) and how (its autonomy level): the registry approver.
 import json
 
-from mimi.bus.message import MCP, MQTT, TELEGRAM, WEBSOCKET, Message
+from mimi.bus.message import DISCORD, MATRIX, MCP, MQTT, TELEGRAM, WEBSOCKET, Message
 from mimi.platform import const, log
 from mimi.safety import NS, audit, roles
 
@@ -129,7 +129,7 @@ class Policy:
         if ask_chat is None:
             return "{} needs the user's confirmation, but the {} chat cannot ask; it was not run".format(
                 name, channel_name)
-        asker = turn.meta.get("user_id") if turn.channel == TELEGRAM else None
+        asker = turn.meta.get("user_id") if turn.channel in (TELEGRAM, MATRIX, DISCORD) else None
         if self.questions is None:
             self.questions = confirm.Questions()
         question = self.questions.ask(name, shown_input(app.config, data), channel_name, chat_id, asker, tier)

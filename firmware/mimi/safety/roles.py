@@ -1,5 +1,5 @@
 # Who is asking: owner, operator or observer. Telegram users have one each; console and gateway are the owner.
-from mimi.bus.message import CLI, MCP, MQTT, SYSTEM, TELEGRAM, WEBSOCKET
+from mimi.bus.message import CLI, DISCORD, MATRIX, MCP, MQTT, SYSTEM, TELEGRAM, WEBSOCKET
 
 OWNER = "owner"
 OPERATOR = "operator"
@@ -74,6 +74,10 @@ def of_chat(config, channel, chat_id):
         allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
         if chat_id in allowed:
             return of_user(config, int(chat_id))
+    if channel in (MATRIX, DISCORD) and config is not None:  # a chat with one allowed user: theirs
+        from mimi.channels import chat_app
+
+        return chat_app.trust(config, channel, str(chat_id))
     return OBSERVER
 
 

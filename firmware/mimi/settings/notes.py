@@ -97,6 +97,17 @@ NOTES = (
     b'\nmqtt_config\tpublish_allow\t'
     b'Topics (filters with + and #) the mqtt_publish tool may publish to, comma-separated (mqtt_allow)'
     b'\nmqtt_config\tkeepalive\tSeconds between MQTT keep-alive pings'
+    b'\nmx_config\thomeserver\tMatrix homeserver URL the board is logged in to (matrix_set)'
+    b'\nmx_config\tuser\tThe board\'s Matrix user id, @name:server (matrix_set)'
+    b'\nmx_config\ttoken\tThe board\'s Matrix access token (matrix_set keeps it; never the password)'
+    b'\nmx_config\tdevice\tThe device id of the board\'s Matrix login'
+    b'\nmx_config\tallow\tMatrix users allowed to chat, with roles: @user:server=role,... (matrix_allow)'
+    b'\nmx_config\tdirect\tMatrix rooms that are direct chats with one allowed user: room=@user,...'
+    b'\ndc_config\ttoken\tDiscord bot token from the developer portal (discord_set)'
+    b'\ndc_config\tapi_base\tDiscord REST API base URL'
+    b'\ndc_config\tallow\tDiscord user ids allowed to chat, with roles: id=role,... (discord_allow)'
+    b'\ndc_config\tdirect\tDiscord DM channels and their user: channel=user,...'
+    b'\ndc_config\tcontent\t1: ask for the privileged MESSAGE_CONTENT intent (turn it on in the portal first)'
     b'\nmcp_config\ttoken\t'
     b"Token MCP clients present (Authorization: Bearer); empty: the web chat's token (set_mcp_token)"
     b"\nmcp_config\trole\tRole of MCP clients' tool calls: observer, operator or owner (mcp_role)"
