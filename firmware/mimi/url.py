@@ -7,6 +7,16 @@ _LABEL_MAX = const(63)
 _NAME_MAX = const(253)
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-_"
 _HEX = "0123456789abcdef"
+_UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+
+
+def quote(text):
+    """Percent-encode text for a URL's path segment or query value (UTF-8; only unreserved characters stay)."""
+    out = []
+    for byte in str(text).encode():
+        ch = chr(byte)
+        out.append(ch if ch in _UNRESERVED else "%{:02X}".format(byte))
+    return "".join(out)
 
 
 def parse(url):

@@ -1,5 +1,6 @@
 # The Discord channel against host_sim/fake_discord.py (gateway and REST over TLS, checked by discord.py), both
 # runtimes: direct messages answered with edits, dead links resumed, op 7, op 9, 429s and the 2000-character split.
+import json
 import re
 import shutil
 import time
@@ -127,3 +128,34 @@ def test_a_long_reply_is_split_at_2000_characters(bot, dc, fake):
     assert all(len(m["content"]) <= 2000 for m in dc.sent(channel))
     time.sleep(1)
     assert len(dc.sent(channel)) == 3
+
+
+def test_a_photo_reaches_claude_as_an_image(bot, dc, fake):
+    import base64
+
+    from host_sim.telegram_files import jpeg_bytes
+
+    bot()
+    photo = jpeg_bytes(20 * 1024, b"\x24" * 64)
+    fake.script(text("A photo of something."))
+    dc.user_message(USER, "what is this?", attachments=[{"filename": "cat.jpg", "data": photo,
+                                                           "content_type": "image/jpeg", "width": 64, "height": 48}])
+    assert _final(dc, dc.dm_channel(USER), "A photo of something.")
+    request = fake.wait_requests(1, timeout=10)[0]
+    blocks = request["body"]["messages"][-1]["content"]
+    images = [b for b in blocks if b["type"] == "image"]
+    assert len(images) == 1 and base64.b64decode(images[0]["source"]["data"]) == photo
+    assert "what is this?" in json.dumps(blocks) and request["status"] == 200
+
+
+def test_a_servers_channel_is_answered_only_when_the_bot_is_mentioned(bot, dc, fake):
+    bot()
+    guild, channel = dc.add_guild()
+    fake.script(text("Mentioned, so I answer."))
+    dc.user_message(USER, "talking among ourselves", channel_id=channel, guild_id=guild)
+    time.sleep(3)
+    assert fake.requests == [] and dc.sent(channel) == []
+    dc.user_message(USER, "what time is it?", channel_id=channel, guild_id=guild, mentions_bot=True)
+    assert _final(dc, channel, "Mentioned, so I answer.")
+    asked = json.dumps(fake.requests[0]["body"]["messages"][-1])
+    assert "what time is it?" in asked and "<@" not in asked

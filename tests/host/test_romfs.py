@@ -61,9 +61,12 @@ def test_make_romfs_builds_an_image_with_room_to_spare(image):
     assert data.startswith(romfs.ROMFS_HEADER)
     with open(str(image["path"]) + ".sha256") as f:
         assert f.read().strip() == hashlib.sha256(data).hexdigest()
-    # Room to grow: the 16 MB table's partition holds twice today's image. The 8 MB table has no flash to give
-    # (two 2.5 MB app slots and a 2 MB vfs, tests/host/test_partitions.py): there a third stays free.
-    for table, room in (("partitions.csv", 2.0), ("partitions-8MiB.csv", 1.5)):
+    # Room to grow: the 16 MB table's partition holds 1.8 times today's image, the 8 MB table's 1.3 times (a quarter
+    # of it free). Neither has flash to give without moving vfs, the board's files (two app slots before romfs,
+    # vfs after it; tests/host/test_partitions.py). Issue 45 (Matrix and Discord, +38 KB) took the room that was
+    # kept: 2.0 and 1.5 until then. What grows the image next needs a decision (docs/flashing.md, "The romfs
+    # partition's room"), not a smaller number here.
+    for table, room in (("partitions.csv", 1.8), ("partitions-8MiB.csv", 1.3)):
         assert romfs.partition(table).size >= room * len(data), table
         assert "fits romfs of " + table in image["stdout"]
 

@@ -163,7 +163,6 @@ def test_an_undelivered_reply_waits_on_flash_and_goes_out_later_under_the_same_k
 
         async def deliver():
             task = asyncio.create_task(again.run_outbox())
-            again._wake.set()
             for _ in range(100):
                 await asyncio.sleep(0.05)
                 if again.posts:

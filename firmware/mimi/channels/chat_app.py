@@ -5,8 +5,9 @@ import asyncio
 import json
 
 from mimi import board, platform
-from mimi.bus.message import MATRIX, Message
+from mimi.bus.message import Message
 from mimi.channels import Channel
+from mimi.channels.direct import chat_key
 from mimi.health import memory_errors
 from mimi.net.http import HTTPError, NotSent, SessionBusy
 from mimi.platform import const, log
@@ -49,28 +50,6 @@ def parse_users(text):
     return users
 
 
-def chat_key(chat_id):
-    """A chat id as kept in a chat app's direct setting: 10 hex digits of its SHA-256 (a Matrix room id is a run of
-    random letters and digits that a setting would refuse as a key pasted in clear)."""
-    import hashlib
-
-    return "".join("{:02x}".format(b) for b in hashlib.sha256(str(chat_id).encode()).digest()[:5])
-
-
-def trust(config, channel, chat_id):
-    """roles.of_chat for a Matrix or Discord chat: the role of the one allowed user a direct chat is with, else
-    observer (a room others read)."""
-    ns = "mx_config" if channel == MATRIX else "dc_config"
-    key = chat_key(chat_id)
-    for pair in config.get(ns, "direct").split(","):
-        chat, _, user = pair.rpartition("=")
-        if chat == key:
-            for known, role in parse_users(config.get(ns, "allow")):
-                if known == user:
-                    return role
-    return roles.OBSERVER
-
-
 def _stopped(exc):
     return isinstance(exc, (NotSent, SessionBusy))
 
@@ -110,8 +89,17 @@ class ChatApp(Channel):
         self._boot_key = "".join("{:02x}".format(b) for b in __import__("os").urandom(3))
         self.outbox = []  # [{"chat", "parts": [[html, plain, key], ...], "notice"}]
         self._outbox_path = files.join(app.flash.root, self.outbox_file)
-        self._wake = asyncio.Event()
+        self._outbox_wake = asyncio.Event()
+        self._wake = asyncio.Event()  # a setting changed: the reader stops waiting (pause)
         self._load_outbox()
+
+    async def pause(self, seconds):
+        """Wait seconds, or less when a setting of the app changes (the reader's waits between tries)."""
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
 
     # -- the app's own calls (subclasses) --
     async def post(self, chat_id, html, plain, notice, key):
@@ -416,30 +404,45 @@ class ChatApp(Channel):
                 await asyncio.sleep(2)
                 waited += 2
 
-    async def download(self, url, headers, path, cap, what):
-        """A user's photo or file streamed from url into path (never whole in RAM): its size; Refused with the
-        answer for the user, nothing left on flash."""
-        from mimi.agent.attachments import Refused as Unreadable, size_text
+    async def receive(self, stem, url, headers, name, mime, size, image=False):
+        """A user's photo or file streamed from url to flash (never whole in RAM): meta's media for the agent.
+        attachments.Refused with the answer for the user (too big, a kind the model cannot read, the download
+        failed), nothing left on flash."""
+        from mimi.agent import attachments
         from mimi.net import http
 
+        limits = attachments.limits(self.app.config)
+        if image or mime in attachments.PHOTO_TYPES:
+            kind, cap, what = "image", limits[0], "photo"
+            if size is not None and size > cap:
+                raise attachments.Refused("This photo is {}, over my limit of {}. Please send a smaller one.".format(
+                    attachments.size_text(size), attachments.size_text(cap)))
+        else:
+            kind, cap, what = attachments.document_kind(name, mime, size, limits[2]), limits[2], "file"
+        ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1].lower() if "." in name else "bin", "bin")[:8]
+        path = attachments.inbox_path(self.app.flash.root, stem, ext)
         try:
             response = await http.request("GET", url, headers, None, 30, None, 120)
         except (HTTPError, OSError) as exc:
-            raise Unreadable("I could not fetch your {} from {} ({}). Please send it again.".format(
+            raise attachments.Refused("I could not fetch your {} from {} ({}). Please send it again.".format(
                 what, self.title, exc))
         try:
             if response.status != 200:
-                raise Unreadable("{} would not give me your {} (HTTP {}). Please send it again.".format(
+                raise attachments.Refused("{} would not give me your {} (HTTP {}). Please send it again.".format(
                     self.title, what, response.status))
-            total = await response.save(path, cap, 1024)
-            if total is None:
-                raise Unreadable("Your {} is over my limit of {}.".format(what, size_text(cap)))
-            return total
+            got = await response.save(path, cap, 1024)
+            if got is None:
+                raise attachments.Refused("Your {} is over my limit of {}.".format(what, attachments.size_text(cap)))
+            media_type = attachments.sniff_image(path) if kind == "image" else (
+                "application/pdf" if kind == "pdf" else "text/plain")
+            if media_type is None:
+                raise attachments.Refused("This image is not a JPEG, PNG, GIF or WebP file, so I cannot look at it.")
         except BaseException:
             files.remove(path)
             raise
         finally:
             await response.aclose()
+        return attachments.media(kind, path, media_type, attachments.safe_name(name), got)
 
     def transient(self, exc):
         """A failure worth trying again soon (the app's 5xx: subclasses say)."""
@@ -466,7 +469,7 @@ class ChatApp(Channel):
             log("{}: a waiting reply to {} was dropped (more than {} wait)".format(
                 self.title, dropped["chat"], _OUTBOX_MAX))
         self._save_outbox()
-        self._wake.set()
+        self._outbox_wake.set()
 
     def _save_outbox(self):
         data = json.dumps(self.outbox)
@@ -483,8 +486,8 @@ class ChatApp(Channel):
         """Deliver waiting replies, oldest first, each part under its own key; runs beside the reader."""
         while True:
             if not self.outbox:
-                self._wake.clear()
-                await self._wake.wait()
+                self._outbox_wake.clear()
+                await self._outbox_wake.wait()
             await asyncio.sleep(1 if self.connected else self.retry_s)
             while self.outbox:
                 entry = self.outbox[0]
@@ -510,7 +513,33 @@ class ChatApp(Channel):
 
 class Offline(ChatApp):
     """The users and roles of a chat app not made yet (no login or token): the same settings, no reader, no
-    outbox (its console commands use it)."""
+    outbox."""
 
-    def __init__(self, app, ns):
-        self.app, self.ns = app, ns
+    def __init__(self, app, ns, title, allow_cmd):
+        self.app, self.ns, self.title, self.allow_cmd = app, ns, title, allow_cmd
+
+
+def for_console(app, name, ns, title):
+    """What a chat app's console commands edit: its channel when made, else its settings alone."""
+    return app.part(name) or Offline(app, ns, title, name + "_allow")
+
+
+def allow_said(channel, user, role):
+    """Admit user (or change their role): what the console says. ValueError for an unknown role."""
+    if role is not None and role not in roles.ROLES:
+        raise ValueError("role must be one of {}".format(", ".join(roles.ROLES)))
+    count = channel.allow(user, role)
+    return "{} user {} may now talk to the board as {} ({} allowed)".format(channel.title, user,
+                                                                         channel.role_of(user), count)
+
+
+def deny_said(channel, user):
+    if channel.deny(user):
+        return "{} user {} removed ({} allowed)".format(channel.title, user, len(channel.users()))
+    return "{} user {} was not allowed".format(channel.title, user)
+
+
+def allowed_said(channel):
+    users = channel.users()
+    return "  allowed: {}".format(", ".join("{} ({})".format(u, r) for u, r in users) if users
+                                  else "nobody yet ({} <user> [role])".format(channel.allow_cmd))

@@ -47,7 +47,6 @@ class Discord(ChatApp):
         self._acked = True
         self._ws = None
         self._wait_until = {}  # route -> ticks_ms before which a rate-limit bucket is empty
-        self._wake = asyncio.Event()
         app.config.subscribe(self._on_config)
 
     def _cfg(self, key):
@@ -60,13 +59,6 @@ class Discord(ChatApp):
             if self._ws is not None:
                 asyncio.create_task(self._ws.close(1000))
 
-    async def _pause(self, seconds):
-        self._wake.clear()
-        try:
-            await asyncio.wait_for(self._wake.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass
-
     # -- the service --
     async def run(self):
         self.outbox_task = asyncio.create_task(memory_errors.lasting("Discord outbox", self.run_outbox))
@@ -77,12 +69,12 @@ class Discord(ChatApp):
         while True:
             if not discord.configured(self.app.config):
                 self.connected, self.error = False, "no bot token (discord_set <bot-token>)"
-                await self._pause(3600)
+                await self.pause(3600)
                 continue
             if board.small():
                 self.connected, self.error = False, _SMALL_BOARD
                 log("Discord: not started: " + _SMALL_BOARD)
-                await self._pause(24 * 3600)
+                await self.pause(24 * 3600)
                 continue
             final = None
             try:
@@ -105,12 +97,12 @@ class Discord(ChatApp):
                 self.error = final
                 log("Discord: stopped: " + final)
                 self.session = None
-                await self._pause(24 * 3600)  # until a setting changes
+                await self.pause(24 * 3600)  # until a setting changes
                 continue
             wait = backoff.next()
             if self.session is None:  # IDENTIFY again only after a pause (Discord counts session starts)
                 wait = max(wait, 1 + os.urandom(1)[0] % 5)
-            await self._pause(wait)
+            await self.pause(wait)
 
     async def _gateway_url(self):
         if self._url is None:
@@ -240,32 +232,13 @@ class Discord(ChatApp):
         await self.incoming(user, chat_id, text, None, media, author.get("username"))
 
     async def _media(self, message_id, attachment):
-        from mimi.agent import attachments
+        from mimi.agent.attachments import safe_name
 
-        name = attachment.get("filename") or "file"
-        mime = str(attachment.get("content_type") or "").split(";")[0].lower()
-        size = attachment.get("size") if isinstance(attachment.get("size"), int) else None
-        limits = attachments.limits(self.app.config)
-        if mime in attachments.PHOTO_TYPES:
-            kind, cap, what = "image", limits[0], "photo"
-            if size is not None and size > cap:
-                raise attachments.Refused("This photo is {}, over my limit of {}. Please send a smaller one.".format(
-                    attachments.size_text(size), attachments.size_text(cap)))
-        else:
-            kind, cap, what = attachments.document_kind(name, mime, size, limits[2]), limits[2], "file"
-        ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1].lower() if "." in name else "bin", "bin")[:8]
-        path = attachments.inbox_path(self.app.flash.root, "dc_" + attachments.safe_name(str(message_id)), ext)
-        got = await self.download(attachment["url"], None, path, cap, what)
-        if kind == "image":
-            media_type = attachments.sniff_image(path)
-            if media_type is None:
-                from mimi.storage import files
-
-                files.remove(path)
-                raise attachments.Refused("This image is not a JPEG, PNG, GIF or WebP file, so I cannot look at it.")
-        else:
-            media_type = "application/pdf" if kind == "pdf" else "text/plain"
-        return attachments.media(kind, path, media_type, attachments.safe_name(name), got)
+        size = attachment.get("size")
+        return await self.receive("dc_" + safe_name(str(message_id)), attachment["url"], None,
+                                  attachment.get("filename") or "file",
+                                  str(attachment.get("content_type") or "").split(";")[0].lower(),
+                                  size if isinstance(size, int) else None)
 
     # -- REST (channels/chat_app.py calls post, edit, typing) --
     async def rest(self, method, path, body=None, route=None):

@@ -1,6 +1,5 @@
 # The discord_* console commands (loaded when one is typed): the bot token, who may talk, how it goes.
 from mimi import discord, platform
-from mimi.safety import roles
 from mimi.settings import mask
 
 
@@ -34,30 +33,22 @@ def _check_user(user):
 
 
 def _channel(app):
-    """The channel when made, else the same settings without it."""
-    channel = app.part("discord")
-    if channel is not None:
-        return channel
-    from mimi.channels.chat_app import Offline
+    from mimi.channels.chat_app import for_console
 
-    return Offline(app, discord.NS)
+    return for_console(app, "discord", discord.NS, "Discord")
 
 
 async def cmd_allow(app, user, role=None):
+    from mimi.channels.chat_app import allow_said
+
     _check_user(user)
-    if role is not None and role not in roles.ROLES:
-        raise ValueError("role must be one of {}".format(", ".join(roles.ROLES)))
-    channel = _channel(app)
-    count = channel.allow(user, role)
-    _say("Discord user {} may now talk to the bot as {} ({} allowed)".format(user, channel.role_of(user), count))
+    _say(allow_said(_channel(app), user, role))
 
 
 async def cmd_deny(app, user):
-    channel = _channel(app)
-    if channel.deny(user):
-        _say("Discord user {} removed ({} allowed)".format(user, len(channel.users())))
-    else:
-        _say("Discord user {} was not allowed".format(user))
+    from mimi.channels.chat_app import deny_said
+
+    _say(deny_said(_channel(app), user))
 
 
 def line(app):
@@ -75,10 +66,9 @@ def line(app):
 
 async def cmd_status(app):
     _say("Discord: " + line(app))
-    channel = _channel(app)
-    users = channel.users()
-    _say("  allowed: {}".format(", ".join("{} ({})".format(u, r) for u, r in users) if users
-                                else "nobody yet (discord_allow <user-id> [role])"))
+    from mimi.channels.chat_app import allowed_said
+
+    _say(allowed_said(_channel(app)))
     made = app.part("discord")
     if made is not None:
         _say("  message content intent: {}; {} messages received, {} answered, {} replies waiting".format(

@@ -8,7 +8,6 @@ from mimi.platform import const
 
 _RESPONSE_MAX = const(65536)  # a filtered sync stays far below this
 CALL_TIMEOUT_S = const(20)
-_UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
 
 
 class MatrixError(Exception):
@@ -17,15 +16,6 @@ class MatrixError(Exception):
     def __init__(self, status, errcode, text, retry_ms=None):
         super().__init__("{} {}: {}".format(status, errcode or "error", text))
         self.status, self.errcode, self.text, self.retry_ms = status, errcode, text, retry_ms
-
-
-def quote(text):
-    """A path segment or query value, percent-encoded."""
-    out = []
-    for byte in str(text).encode():
-        ch = chr(byte)
-        out.append(ch if ch in _UNRESERVED else "%{:02X}".format(byte))
-    return "".join(out)
 
 
 class API:

@@ -7,11 +7,12 @@ from mimi import board, matrix
 from mimi.bus.message import MATRIX
 from mimi.channels.chat_app import ChatApp, RateLimited, Refused
 from mimi.health import memory_errors
-from mimi.matrix.api import API, MatrixError, quote
+from mimi.matrix.api import API, MatrixError
 from mimi.net.backoff import Backoff
 from mimi.net.http import HTTPError
 from mimi.platform import const, log
 from mimi.storage import files
+from mimi.url import quote
 
 _POLL_S = const(30)  # how long the homeserver holds a /sync open when there is nothing new
 _BACKOFF_MAX_S = const(60)
@@ -48,7 +49,6 @@ class Matrix(ChatApp):
         self._recent = []
         self._told = []  # encrypted rooms told this boot
         self.encrypted = []  # rooms found encrypted (matrix_status)
-        self._wake = asyncio.Event()
         app.config.subscribe(self._on_config)
 
     def me(self):
@@ -76,13 +76,6 @@ class Matrix(ChatApp):
                 self.since = self._load_since()
             self._wake.set()
 
-    async def _pause(self, seconds):
-        self._wake.clear()
-        try:
-            await asyncio.wait_for(self._wake.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass
-
     # -- the service --
     async def run(self):
         self.outbox_task = asyncio.create_task(memory_errors.lasting("Matrix outbox", self.run_outbox))
@@ -93,7 +86,7 @@ class Matrix(ChatApp):
         while True:
             if not matrix.configured(self.app.config):
                 self.connected, self.error = False, "not logged in (matrix_set <homeserver-url> <user> <password>)"
-                await self._pause(3600)
+                await self.pause(3600)
                 continue
             try:
                 answer = await self._sync()
@@ -108,14 +101,14 @@ class Matrix(ChatApp):
                     log("Matrix: the access token was refused ({}); log in again with matrix_set".format(exc.errcode))
                 else:
                     log("Matrix: sync failed: {} (retrying in {} s)".format(exc, wait))
-                await self._pause(wait)
+                await self.pause(wait)
                 continue
             except (HTTPError, OSError, ValueError) as exc:
                 self.connected, self.error = False, str(exc)
                 backoff = backoff or Backoff(1, _BACKOFF_MAX_S)
                 wait = backoff.next()
                 log("Matrix: network error: {} (retrying in {} s)".format(exc, wait))
-                await self._pause(wait)
+                await self.pause(wait)
                 continue
             if answer is None:  # gave way to another TLS session (small-board mode)
                 continue
@@ -271,42 +264,23 @@ class Matrix(ChatApp):
         return " ".join(text.split()), named
 
     async def _media(self, event_id, content, text):
-        """A photo or file streamed to flash through the authenticated media API: (meta's media, caption)."""
-        from mimi.agent import attachments
+        """A photo or file through the authenticated media API: (meta's media, its caption)."""
+        from mimi.agent.attachments import Refused as Unreadable, safe_name
 
         info = content.get("info") or {}
-        mime = str(info.get("mimetype") or "").lower()
         name = content.get("filename") or text or "file"
         caption = text if content.get("filename") and text != content.get("filename") else ""
-        size = info.get("size") if isinstance(info.get("size"), int) else None
-        limits = attachments.limits(self.app.config)
-        if content.get("msgtype") == "m.image" or mime in attachments.PHOTO_TYPES:
-            kind, cap, what = "image", limits[0], "photo"
-            if size is not None and size > cap:
-                raise attachments.Refused("This photo is {}, over my limit of {}. Please send a smaller one.".format(
-                    attachments.size_text(size), attachments.size_text(cap)))
-        else:
-            kind, cap, what = attachments.document_kind(name, mime, size, limits[2]), limits[2], "file"
         url = content.get("url")
         if not isinstance(url, str) or not url.startswith("mxc://") or "/" not in url[6:]:
-            raise attachments.Refused("I could not find the {} in your message.".format(what))
+            raise Unreadable("I could not find the file in your message.")
         server, media_id = url[6:].split("/", 1)
-        ext = "." + attachments.safe_name(name.rsplit(".", 1)[-1].lower() if "." in name else "bin", "bin")[:8]
-        path = attachments.inbox_path(self.app.flash.root, "mx_" + attachments.safe_name(event_id[1:13]), ext)
+        address = "{}/_matrix/client/v1/media/download/{}/{}".format(self.api.base(), quote(server), quote(media_id))
         headers = {"authorization": "Bearer " + self.app.config.get(matrix.NS, "token")}
-        got = await self.download("{}/_matrix/client/v1/media/download/{}/{}".format(
-            self.api.base(), quote(server), quote(media_id)), headers, path, cap, what)
-        media_type = mime
-        if kind == "image":
-            media_type = attachments.sniff_image(path)
-            if media_type is None:
-                files.remove(path)
-                raise attachments.Refused("This image is not a JPEG, PNG, GIF or WebP file, so I cannot look at it.")
-        elif kind == "pdf":
-            media_type = "application/pdf"
-        else:
-            media_type = "text/plain"
-        return attachments.media(kind, path, media_type, attachments.safe_name(name), got), caption
+        media = await self.receive("mx_" + safe_name(event_id[1:13]), address, headers, name,
+                                   str(info.get("mimetype") or "").lower(),
+                                   info.get("size") if isinstance(info.get("size"), int) else None,
+                                   content.get("msgtype") == "m.image")
+        return media, caption
 
     # -- sending (channels/chat_app.py calls these) --
     async def post(self, chat_id, html, plain, notice, key):

@@ -74,10 +74,11 @@ def of_chat(config, channel, chat_id):
         allowed = [part.strip() for part in config.get("tg_config", "allowlist").split(",")]
         if chat_id in allowed:
             return of_user(config, int(chat_id))
-    if channel in (MATRIX, DISCORD) and config is not None:  # a chat with one allowed user: theirs
-        from mimi.channels import chat_app
+    if channel in (MATRIX, DISCORD) and config is not None:  # a direct chat with one allowed user: theirs
+        from mimi.channels import direct
 
-        return chat_app.trust(config, channel, str(chat_id))
+        role = direct.user_role(config, "mx_config" if channel == MATRIX else "dc_config", chat_id)
+        return role if role in ROLES else OBSERVER
     return OBSERVER
 
 

@@ -4,25 +4,16 @@ import json
 from mimi import VERSION, jsontext, utf8
 from mimi.net import http
 from mimi.platform import const
+from mimi.url import quote
 
 _JSON_MAX = const(65536)  # bytes of one API answer (search results, forecast)
 READ_TIMEOUT_S = const(20)
 USER_AGENT = "MimiClaw-Py/{} (ESP32 assistant)".format(VERSION)
-_UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 _LATIN1 = ("iso-8859-1", "latin-1", "latin1", "windows-1252", "cp1252", "us-ascii", "ascii")
 
 
 class ServiceError(Exception):
     """The request failed before an answer (unreachable, TLS, timeout, too big, not JSON): clear text."""
-
-
-def quote(text):
-    """Percent-encode text for a URL query value (UTF-8; only unreserved characters stay)."""
-    out = []
-    for byte in str(text).encode():
-        ch = chr(byte)
-        out.append(ch if ch in _UNRESERVED else "%{:02X}".format(byte))
-    return "".join(out)
 
 
 def query(params):
