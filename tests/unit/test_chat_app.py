@@ -229,3 +229,22 @@ def test_a_board_without_a_login_or_a_token_loads_neither_app():
         assert app.part("discord") is None
     finally:
         remove_tree(app.top)
+
+
+def test_new_starts_a_fresh_conversation_in_that_room_only():
+    from mimi.storage.sessions import Sessions
+
+    app = _app("chat_new")
+    try:
+        app.sessions = Sessions(app.flash.sessions_dir)
+        chat = App(app)
+        chat.allow("@ann:hs", "owner")
+        for room in ("!abc:hs", "!other:hs"):
+            app.sessions.append(MATRIX, room, "user", "hello from " + room)
+        assert run(chat.incoming("@ann:hs", "!abc:hs", "/new")) is True
+        assert chat.posts[-1][1] == "Started a fresh conversation."
+        assert not app.sessions.exists(MATRIX, "!abc:hs") and app.sessions.exists(MATRIX, "!other:hs")
+        assert run(chat.incoming("@ann:hs", "!abc:hs", "/new")) is True
+        assert chat.posts[-1][1] == "This conversation is already fresh."
+    finally:
+        remove_tree(app.top)

@@ -3,6 +3,7 @@
 # flash: a reply the app did not take is sent again later, under the same key (at least once, never doubled).
 import asyncio
 import json
+import os
 
 from mimi import board, platform
 from mimi.bus.message import Message
@@ -86,7 +87,7 @@ class ChatApp(Channel):
         self._streams = {}
         self._quiet_until = 0  # ticks: previews pause after a rate limit
         self._keys = 0
-        self._boot_key = "".join("{:02x}".format(b) for b in __import__("os").urandom(3))
+        self._boot_key = "".join("{:02x}".format(b) for b in os.urandom(3))  # keys of an earlier boot never match
         self.outbox = []  # [{"chat", "parts": [[html, plain, key], ...], "notice"}]
         self._outbox_path = files.join(app.flash.root, self.outbox_file)
         self._outbox_wake = asyncio.Event()
@@ -197,7 +198,7 @@ class ChatApp(Channel):
             await self.notice(chat_id, _HELP + extra)
             return True
         if command == _NEW:
-            removed = self.app.sessions.clear("{}_{}".format(self.name, chat_id))
+            removed = self.app.sessions.clear(self.app.sessions.stem(self.name, chat_id))
             await self.notice(chat_id, "Started a fresh conversation." if removed
                               else "This conversation is already fresh.")
             return True
@@ -256,7 +257,7 @@ class ChatApp(Channel):
         """The board's own words (help, refusals, outcomes): plain, tried once more after a rate limit, never
         raising."""
         try:
-            await self._deliver(chat_id, [[None, part, None] for part in markup.split(text, self.limit)], True)
+            await self._deliver(chat_id, [[None, part, self._key()] for part in markup.split(text, self.limit)], True)
         except Exception as exc:
             log("{}: could not tell {}: {}".format(self.title, chat_id, exc))
 
@@ -392,7 +393,7 @@ class ChatApp(Channel):
                         return
                     except Refused:  # the message to edit is gone: send the reply as a new one
                         edit_id = None
-                await self.post(chat_id, part[0], part[1], notice, part[2] or self._key())
+                await self.post(chat_id, part[0], part[1], notice, part[2])
                 return
             except RateLimited as exc:
                 self._quiet_until = platform.ticks_add(platform.ticks_ms(), int(exc.seconds * 1000))
