@@ -76,7 +76,7 @@ function drawStatus(m) {
 }
 
 // -- settings: every setting of config_show under a human heading; a save answered at its field; secrets write-only --
-var GROUPS = [["WiFi", "wifi_config", 1], ["Telegram", "tg_config", 1], ["Matrix", "mx_config"], ["Discord", "dc_config"], ["Models", "llm_config llm_profiles", 1],
+var GROUPS = [["WiFi", "wifi_config", 1], ["Telegram", "tg_config", 1], ["Models", "llm_config llm_profiles", 1], ["Matrix", "mx_config"], ["Discord", "dc_config"],
   ["Web chat and MCP", "gw_config mcp_config"], ["Web search and web services", "web_config"], ["MQTT and Home Assistant", "mqtt_config"],
   ["Voice", "voice_config"], ["Safety, budgets and limits", "safety_config"], ["Tools and heartbeat", "tool_config agent_config"],
   ["Photos and files", "media_config"], ["Board", "system"]];

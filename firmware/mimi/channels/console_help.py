@@ -33,9 +33,9 @@ _COMMAND_GROUPS = (
 _SETTING_GROUPS = (
     "\nwifi\tWiFi\twifi_config"
     "\ntelegram\tTelegram\ttg_config"
+    "\nmodels\tModels\tllm_config llm_profiles"
     "\nmatrix\tMatrix\tmx_config"
     "\ndiscord\tDiscord\tdc_config"
-    "\nmodels\tModels\tllm_config llm_profiles"
     "\nweb\tWeb chat and MCP\tgw_config mcp_config"
     "\nsearch\tWeb search and web services\tweb_config"
     "\nmqtt\tMQTT and Home Assistant\tmqtt_config"

@@ -24,6 +24,7 @@ _FINAL_CLOSES = {4004: "the bot token was refused (discord_set <bot-token>)",
 _FRESH_CLOSES = (4007, 4009)  # invalid sequence, session timed out: IDENTIFY again
 _BACKOFF_MAX_S = const(60)
 _RESPONSE_MAX = const(32768)
+_ROUTES_MAX = const(16)  # rate-limit buckets remembered (routes whose last answer said none remain)
 _SMALL_BOARD = "Discord needs a board with PSRAM: its gateway holds a TLS session open all the time"
 
 
@@ -279,6 +280,8 @@ class Discord(ChatApp):
                 after = float(headers.get("x-ratelimit-reset-after") or 1)
             except ValueError:
                 after = 1
+            if len(self._wait_until) >= _ROUTES_MAX:  # bounded: an old route's wait is long over
+                self._wait_until.clear()
             self._wait_until[route] = platform.ticks_add(platform.ticks_ms(), int(after * 1000))
         else:
             self._wait_until.pop(route, None)

@@ -17,6 +17,7 @@ from mimi.url import quote
 _POLL_S = const(30)  # how long the homeserver holds a /sync open when there is nothing new
 _BACKOFF_MAX_S = const(60)
 _RECENT = const(64)  # event ids handled this boot: one delivered twice is answered once
+_BATCHES_MAX = const(32)  # syncs kept while a message waits for its answer (next_batch moves only past answers)
 _SYNC_FILE_MAX = const(1024)
 # Messages of joined rooms, a small timeline, members loaded lazily: the board never parses a large sync.
 _FILTER = quote(json.dumps({
@@ -122,6 +123,10 @@ class Matrix(ChatApp):
             token = answer.get("next_batch")
             if isinstance(token, str):
                 self._batches.append([token, handed, handled or first])
+                if len(self._batches) > _BATCHES_MAX:  # a message whose answer never came (its reply lost) holds
+                    log("Matrix: {} messages never answered; the sync position moves past them".format(
+                        len(self._batches[0][1])))
+                    self._batches[0][1] = []  # no more than this many syncs back: bounded, and a restart moves on
                 self._confirm()
 
     async def _sync(self):
