@@ -28,7 +28,10 @@ OWNER = 42
 # mounted at /lib as on the board (host_sim/board_lib.py), so the checkout's path does not move it: from a
 # checkout 90 characters deep 360K, 352K and 344K passed as here. (368K before; 376K before a tool round let go
 # of the round before's reader; 416K before the tool table was loaded first.) The bench finds the edge.
-MPY_SMALL_HEAP_KB = 360
+# 368K since issue 45 (Matrix and Discord): their console lines and settings rows are constants, heap in the .mpy
+# form (+2.7 KB idle: bench/heap_budget.json), and the chat failed at 360K (a request refused at turn 12) and passed
+# at 368K: issue 35's bar is missed by a step in this form (the ROMFS and frozen forms keep those constants in flash).
+MPY_SMALL_HEAP_KB = 368
 
 
 @pytest.fixture(params=sorted(SMALL_BOARD_RUNTIMES))
