@@ -33,6 +33,15 @@ class BackgroundServer:
         self.url = None
         self._thread = self._loop = self._runner = self._stopping = None
 
+    def wait_for(self, predicate, timeout=5.0):
+        """Poll predicate() until truthy (from the test's thread); returns its last value (falsy on timeout)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value or time.monotonic() > deadline:
+                return value
+            time.sleep(0.01)
+
     def start(self):
         """Serve from a background thread with its own event loop; returns the base URL."""
         if self._thread is not None:

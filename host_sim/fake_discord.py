@@ -293,15 +293,6 @@ class FakeDiscord(BackgroundServer):
         with self._lock:
             return bool(self._carrying())
 
-    def wait_for(self, predicate, timeout=5.0):
-        """Poll predicate() until truthy; returns its last value (falsy on timeout)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value or time.monotonic() > deadline:
-                return value
-            time.sleep(0.01)
-
     # ---- the world: users, channels, guilds, messages (the lock held) ----
 
     def _in_loop(self, fn, *args):

@@ -179,15 +179,6 @@ class FakeTelegram(ScriptedFaults, VoiceUpdates, BackgroundServer):
         with self._lock:
             return self._world.webhook
 
-    def wait_for(self, predicate, timeout=5.0):
-        """Poll predicate() until truthy; returns its last value (falsy on timeout)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value or time.monotonic() > deadline:
-                return value
-            time.sleep(0.01)
-
     # ---- serving ----
 
     def _application(self):
